@@ -1,0 +1,28 @@
+"""Evaluate players by duplicate play.
+
+    python evaluate.py --matrix players=[random,if,greed] deals=N out=PATH
+    python evaluate.py --wpg player=if deals=512
+"""
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from scrofazero.config import register_configs
+
+# Hydra takes key=value overrides only; map the two mode flags onto the `mode` field.
+_FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
+sys.argv = [_FLAGS.get(arg, arg) for arg in sys.argv]
+register_configs()
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="evaluate")
+def main(cfg: DictConfig) -> None:
+    from scrofazero.eval.driver import run_evaluate
+
+    run_evaluate(cfg)
+
+
+if __name__ == "__main__":
+    main()
