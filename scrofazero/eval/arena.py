@@ -1,0 +1,223 @@
+"""Duplicate arena (gongzhu.md section 4): single games, 2v2 duplicate matches and matrices.
+
+Players are named by the agent registry (scrofazero.agents.make_agent) and built inside each
+worker process. Every decision's rng comes from SeedSequence([seed, deal_index, play, seat]), so
+a match gives the same per-deal values whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..agents import Agent, make_agent
+from ..games.gongzhu.deals import check_deal, rotate_deal
+from ..games.gongzhu.rules import GongzhuState
+
+NUM_PLAYS = 2  # each deal is played as dealt and rotated one seat on
+
+
+@dataclass
+class MatchResult:
+    """Outcome of duplicate_match: A's team difference per deal (mean of its two plays)."""
+
+    values: np.ndarray  # [D] float64
+    mean: float
+    stderr: float  # std(ddof=1) / sqrt(D); nan for a single deal
+    deals: int
+
+
+def play_game(deal, leader: int, agents: Sequence[Agent], rngs) -> list[int]:
+    """Play one game to the end; returns the team difference per seat [4].
+
+    deal: [52] card indices; agents: 4 players by seat; rngs: 4 numpy Generators by seat, or an
+    int seed (seat s then uses SeedSequence([seed, s])).
+    """
+    if len(agents) != 4:
+        raise ValueError(f"play_game needs 4 agents (one per seat), got {len(agents)}")
+    if isinstance(rngs, (int, np.integer)):
+        rngs = [np.random.default_rng(np.random.SeedSequence([int(rngs), s])) for s in range(4)]
+    elif len(rngs) != 4:
+        raise ValueError(f"play_game needs 4 rngs (one per seat) or a seed, got {len(rngs)}")
+    state = GongzhuState(deal, leader)
+    for _ in range(52):
+        seat = state.current_player
+        card = agents[seat].act(state.view(seat), rngs[seat])
+        try:
+            state.apply(card)
+        except ValueError as err:
+            name = getattr(agents[seat], "name", type(agents[seat]).__name__)
+            msg = f"player {name!r} at seat {seat} made an illegal move: {err}"
+            raise ValueError(msg) from None
+    return state.returns()
+
+
+def _decision_rngs(seed: int, deal_index: int, play: int) -> list[np.random.Generator]:
+    return [
+        np.random.default_rng(np.random.SeedSequence([seed, deal_index, play, seat]))
+        for seat in range(4)
+    ]
+
+
+def deal_value(deal, agents: Sequence[Agent], seed: int, deal_index: int) -> float:
+    """Duplicate value of one deal for the team at seats 0/2: the mean of its two plays.
+
+    Play 0 is the deal as dealt with leader 0; play 1 moves every hand one seat on with leader 1,
+    so the same hand leads and each team holds the other side's cards.
+    """
+    first = play_game(deal, 0, agents, _decision_rngs(seed, deal_index, 0))[0]
+    second = play_game(rotate_deal(deal, 1), 1, agents, _decision_rngs(seed, deal_index, 1))[0]
+    return (first + second) / 2
+
+
+# --- worker side (top-level functions so that spawned processes can import them) -----------
+_WORKER: dict = {}
+
+
+def _build_agents(player_a: str, player_b: str, agent_kwargs: dict) -> list[Agent]:
+    a = make_agent(player_a, **agent_kwargs.get(player_a, {}))
+    b = make_agent(player_b, **agent_kwargs.get(player_b, {}))
+    return [a, b, a, b]  # agents act on views only, so one instance serves both partners
+
+
+def _init_worker(player_a: str, player_b: str, agent_kwargs: dict, seed: int) -> None:
+    _WORKER["agents"] = _build_agents(player_a, player_b, agent_kwargs)
+    _WORKER["seed"] = seed
+
+
+def _play_chunk(task: tuple[int, np.ndarray]) -> list[float]:
+    start, deals = task
+    agents, seed = _WORKER["agents"], _WORKER["seed"]
+    return [deal_value(d, agents, seed, start + k) for k, d in enumerate(deals)]
+
+
+def _check_deals(deals) -> np.ndarray:
+    arr = np.asarray(deals)
+    if arr.ndim != 2 or arr.shape[1] != 52 or arr.shape[0] == 0:
+        raise ValueError(f"deals must have shape [D, 52] with D >= 1, got {arr.shape}")
+    return np.stack([check_deal(d, f"deal {i}") for i, d in enumerate(arr)])  # [D, 52]
+
+
+def _check_kwargs(agent_kwargs: dict | None, players: Sequence[str]) -> dict:
+    agent_kwargs = dict(agent_kwargs or {})
+    for key, value in agent_kwargs.items():
+        if key not in players:
+            raise ValueError(f"agent_kwargs key {key!r} is not a player of this match {players}")
+        if not isinstance(value, dict):
+            raise ValueError(f"agent_kwargs[{key!r}] must be a dict of keyword arguments")
+    return agent_kwargs
+
+
+def duplicate_match(
+    player_a: str,
+    player_b: str,
+    deals,
+    seed: int,
+    workers: int = 1,
+    progress: bool = True,
+    agent_kwargs: dict | None = None,
+) -> MatchResult:
+    """A (seats 0/2) against B (seats 1/3) over deals [D, 52], each played twice.
+
+    agent_kwargs maps a player name to the keyword arguments of make_agent for it, e.g.
+    {"greed": {"num_samples": 20}}. Returns A's per-deal values [D], their mean and stderr.
+    """
+    deals = _check_deals(deals)
+    agent_kwargs = _check_kwargs(agent_kwargs, (player_a, player_b))
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    num = len(deals)
+    bar = _progress_bar(num, f"{player_a} vs {player_b}", progress)
+    values: list[float] = []
+    if workers == 1:
+        agents = _build_agents(player_a, player_b, agent_kwargs)
+        for i, deal in enumerate(deals):
+            values.append(deal_value(deal, agents, seed, i))
+            bar.update(1)
+    else:
+        # Small chunks keep the bar moving and the load balanced; imap keeps the deal order.
+        size = max(1, min(16, num // (4 * workers)))
+        tasks = [(s, deals[s : s + size]) for s in range(0, num, size)]
+        ctx = mp.get_context("spawn")  # safe with torch-using agents and on every platform
+        init = (player_a, player_b, agent_kwargs, seed)
+        with ctx.Pool(workers, initializer=_init_worker, initargs=init) as pool:
+            for chunk in pool.imap(_play_chunk, tasks):
+                values.extend(chunk)
+                bar.update(len(chunk))
+    bar.close()
+    arr = np.asarray(values, dtype=np.float64)  # [D]
+    stderr = float(arr.std(ddof=1) / math.sqrt(num)) if num > 1 else math.nan
+    return MatchResult(values=arr, mean=float(arr.mean()), stderr=stderr, deals=num)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="deal")
+
+
+def matrix(
+    players: list[str],
+    deals,
+    seed: int,
+    workers: int = 1,
+    progress: bool = True,
+    agent_kwargs: dict | None = None,
+) -> dict:
+    """Duplicate margins between every pair of players (each unordered pair played once).
+
+    agent_kwargs maps player names to make_agent keyword arguments (names not in a pair are
+    ignored for that pair).
+    Returns {"players", "margin", "stderr", "deals"}: margin[i][j] = points per game by which
+    players[j] beats players[i] (j at seats 0/2), margin[j][i] = -margin[i][j], diagonal 0.
+    """
+    if len(set(players)) != len(players):
+        raise ValueError(f"players must be distinct names, got {players}")
+    n = len(players)
+    margin = [[0.0] * n for _ in range(n)]
+    stderr = [[0.0] * n for _ in range(n)]
+    num = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            pair = {k: v for k, v in (agent_kwargs or {}).items() if k in (players[i], players[j])}
+            res = duplicate_match(players[j], players[i], deals, seed, workers, progress, pair)
+            margin[i][j], margin[j][i] = res.mean, -res.mean
+            stderr[i][j] = stderr[j][i] = res.stderr
+            num = res.deals
+    if num == 0:
+        num = len(_check_deals(deals))
+    return {"players": list(players), "margin": margin, "stderr": stderr, "deals": num}
+
+
+def format_matrix(result: dict) -> str:
+    """A text table of a matrix() result: rows i, columns j, cells 'margin (stderr)'."""
+    players = result["players"]
+    cells = [
+        [
+            "0" if i == j else f"{result['margin'][i][j]:.1f} ({result['stderr'][i][j]:.1f})"
+            for j in range(len(players))
+        ]
+        for i in range(len(players))
+    ]
+    corner = "row \\ column"
+    width = max([len(corner)] + [len(p) for p in players] + [len(c) for r in cells for c in r])
+    lines = [f"{corner:<{width}}  " + "  ".join(f"{p:>{width}}" for p in players)]
+    for name, row in zip(players, cells):
+        lines.append(f"{name:<{width}}  " + "  ".join(f"{c:>{width}}" for c in row))
+    lines.append(f"points per game by which the column player beats the row player; "
+                 f"{result['deals']} deals x 2 plays, standard error in brackets")
+    return "\n".join(lines)
