@@ -19,11 +19,68 @@ class GameConfig:
 
 
 @dataclass
+class ModelConfig:
+    hidden: list[int] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
+    num_blocks: int = 4  # residual blocks (width -> width -> width, ReLU, add)
+    value_scale: float = 100.0  # value head output x this = points still to come
+
+
+@dataclass
+class SearchConfig:
+    c_uct: float = 30.0  # UCB exploration constant on the points scale (paper: 30)
+    budget_base: int = 0  # simulations per move = budget_base + budget_per_legal x legal cards
+    budget_per_legal: int = 2  # paper: 0 + 2x while training, 10 + 2x when evaluating
+    prior: str = "none"  # none: UCB1 as the paper; puct: policy-head prior (an option)
+    c_puct: float = 60.0  # exploration constant of the PUCT option
+
+
+@dataclass
+class TrainConfig:
+    games_per_batch: int = 64  # self-play games per batch (paper: 64)
+    replay_batches: int = 3  # train on the latest batch plus the previous two (paper)
+    passes: int = 3  # passes over the replay per batch (paper: 3)
+    minibatch: int = 64  # positions per optimiser step (paper: 64)
+    lr: float = 5e-5  # Adam learning rate (paper: 5e-5)
+    betas: list[float] = field(default_factory=lambda: [0.3, 0.999])  # Adam betas (paper)
+    weight_decay: float = 1e-4  # Adam weight decay (paper)
+    value_weight: float = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
+    value_unit: float = 10.0  # value error = mean squared error in units of this many points
+    beta: float = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
+    max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
+    max_minutes: Optional[float] = None  # stop after this much training wall time (None: no limit)
+    eval_every: int = 10  # evaluate the raw network every this many batches (0: never)
+    eval_deals: int = 32  # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
+    eval_raw_deals: int = 5  # sampled deals per decision of the raw-network player (paper: 5)
+    eval_workers: int = 1  # processes for the periodic evaluation
+    checkpoint_every: int = 1  # write a checkpoint every this many batches
+    keep_checkpoints: int = 5  # numbered snapshots kept besides latest
+    seed: int = 0  # seeds self-play deals, search and minibatch order
+    device: str = "auto"  # auto: cuda when available, else cpu
+    threads: int = 0  # torch CPU threads (0: torch's default)
+
+
+@dataclass
+class TrainRootConfig:
+    game: GameConfig = field(default_factory=GameConfig)  # the game trained
+    model: ModelConfig = field(default_factory=ModelConfig)  # network shape
+    search: SearchConfig = field(default_factory=SearchConfig)  # self-play search
+    train: TrainConfig = field(default_factory=TrainConfig)  # optimisation and schedule
+    experiment: str = "cpu"  # name of the preset that set these values
+    run: str = "default"  # run name: checkpoints/<run>/ and runs/<run>/ (tensorboard)
+    checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
+    log_dir: str = "runs"  # parent folder of tensorboard logs
+    resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
+    progress: bool = True  # show a tqdm progress bar
+
+
+@dataclass
 class EvaluateConfig:
     game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated
     mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows
     player: str = "greed"  # the player measured by mode=wpg
+    checkpoint: Optional[str] = None  # network checkpoint for the 'raw' player (None: checkpoints/default/latest.pt)
+    raw_deals: int = 5  # sampled deals per decision of the 'raw' player
     deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
     deals_file: Optional[str] = None  # deal file, one 52-code line per deal (None: the 1024 standard deals)
     seed: int = 0  # seeds every random decision (per deal, play and seat)
@@ -39,4 +96,8 @@ def register_configs() -> None:
 
     store = ConfigStore.instance()
     store.store(name="evaluate_schema", node=EvaluateConfig)
+    store.store(name="train_schema", node=TrainRootConfig)
     store.store(group="game", name="gongzhu_schema", node=GameConfig)
+    store.store(group="model", name="model_schema", node=ModelConfig)
+    store.store(group="search", name="search_schema", node=SearchConfig)
+    store.store(group="train", name="train_schema", node=TrainConfig)

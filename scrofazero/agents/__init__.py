@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from .base import Agent
 
-AGENT_NAMES = ("random", "if", "greed")
+AGENT_NAMES = ("random", "if", "greed", "raw")
 
 
 def make_agent(name: str, **kwargs) -> Agent:
-    """Build a player by its registry name: 'random', 'if' (Mr. If) or 'greed' (Mr. Greed)."""
+    """Build a player by its registry name: 'random', 'if' (Mr. If) or 'greed' (Mr. Greed)
+    or 'raw' (the network with a 1-ply value search over sampled deals; needs a checkpoint)."""
     if name == "random":
         from .random_agent import RandomAgent
 
@@ -21,6 +22,10 @@ def make_agent(name: str, **kwargs) -> Agent:
         from .mr_greed import MrGreed
 
         return MrGreed(**kwargs)
+    if name == "raw":
+        from .raw_net import RawNetworkAgent
+
+        return RawNetworkAgent(**kwargs)
     raise ValueError(f"unknown player {name!r}; choose from {', '.join(AGENT_NAMES)}")
 
 

@@ -52,6 +52,11 @@ def run_evaluate(cfg) -> dict:
     deals = load_deals(cfg.deals_file, limit=cfg.deals)
     workers = cfg.workers or os.cpu_count() or 1
     kwargs = {"greed": {"num_samples": cfg.greed_samples}}
+    if "raw" in (*cfg.players, cfg.player):
+        checkpoint = cfg.checkpoint or str(Path("checkpoints") / "default" / "latest.pt")
+        if not Path(checkpoint).is_file():
+            raise FileNotFoundError(f"checkpoint {checkpoint} not found (set checkpoint=PATH)")
+        kwargs["raw"] = {"checkpoint": checkpoint, "num_deals": cfg.raw_deals}
     if cfg.mode == "matrix":
         players = _check_players(cfg.players)
         result = matrix(players, deals, seed=cfg.seed, workers=workers,
@@ -59,8 +64,9 @@ def run_evaluate(cfg) -> dict:
         print(format_matrix(result))
     elif cfg.mode == "wpg":
         _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
+        pair = {k: v for k, v in kwargs.items() if k in (cfg.player, "greed")}
         match = duplicate_match(cfg.player, "greed", deals, seed=cfg.seed, workers=workers,
-                                progress=cfg.progress, agent_kwargs=kwargs)
+                                progress=cfg.progress, agent_kwargs=pair)
         result = {"player": cfg.player, "wpg": match.mean, "stderr": match.stderr,
                   "deals": match.deals}
         print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "

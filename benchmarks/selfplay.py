@@ -1,0 +1,121 @@
+"""Self-play speed: batched lockstep MCTS against the original's one-call-per-leaf approach.
+
+    python benchmarks/selfplay.py --json results/selfplay.json [--games 64] [--device auto]
+
+Measures, in one run and with the paper's training search budget (0 + 2 x legal, c = 30),
+self-play games/s and network evaluations/s for the default (`small`) and the `paper` network,
+and for the paper network searched one game at a time with one network call per leaf (the
+original ScrofaZero's approach). Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scrofazero.games.gongzhu import functional as F  # noqa: E402
+from scrofazero.games.gongzhu.deals import random_deal  # noqa: E402
+from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
+from scrofazero.nn.evaluator import NetworkEvaluator  # noqa: E402
+from scrofazero.nn.network import PolicyValueNet  # noqa: E402
+from scrofazero.search.mcts import MCTSConfig, run_mcts_sequential  # noqa: E402
+from scrofazero.train.selfplay import play_selfplay  # noqa: E402
+
+ORIGINAL_GPU_GAMES_PER_S = 2.0  # 1.5-2 games/s on one 2080 Ti (gongzhu.md section 7)
+SHAPES = {"small": ([512, 256], 4), "paper": ([2048, 2048, 512], 10)}
+
+
+def make_evaluator(shape: str, device: torch.device) -> NetworkEvaluator:
+    hidden, blocks = SHAPES[shape]
+    torch.manual_seed(0)
+    model = PolicyValueNet(hidden=hidden, num_blocks=blocks).to(device).eval()
+    return NetworkEvaluator(model, device=device)
+
+
+def batched(evaluator: NetworkEvaluator, games: int, seed: int) -> dict:
+    """Lockstep self-play of `games` games: every simulation step is one network call."""
+    play_selfplay(evaluator, 2, np.random.default_rng(seed + 1), MCTSConfig())  # warm-up
+    states0 = evaluator.states
+    started = time.perf_counter()
+    records = play_selfplay(evaluator, games, np.random.default_rng(seed), MCTSConfig())
+    seconds = time.perf_counter() - started
+    return {"games": games, "seconds": seconds, "games_per_s": games / seconds,
+            "evaluations_per_s": (evaluator.states - states0) / seconds,
+            "simulations": int(records.simulations)}
+
+
+def per_leaf(evaluator: NetworkEvaluator, games: int, seed: int) -> dict:
+    """The original's approach: one game at a time, one network call per leaf."""
+    rng = np.random.default_rng(seed)
+    states0, started = evaluator.states, time.perf_counter()
+    for _ in range(games):
+        state = GongzhuState(random_deal(rng), leader=int(rng.integers(4)))
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if len(legal) == 1:
+                state.apply(legal[0])
+                continue
+            root = F.StateBatch.from_states([state])
+            result = run_mcts_sequential(F.GongzhuRules, evaluator, root, MCTSConfig())
+            state.apply(int(result.action[0]))
+    seconds = time.perf_counter() - started
+    return {"games": games, "seconds": seconds, "games_per_s": games / seconds,
+            "evaluations_per_s": (evaluator.states - states0) / seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--games", type=int, default=64, help="games per batched measurement")
+    parser.add_argument("--per-leaf-games", type=int, default=2, help="games for the per-leaf run")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
+                          else ("cpu" if args.device == "auto" else args.device))
+    small = batched(make_evaluator("small", device), args.games, args.seed)
+    paper_eval = make_evaluator("paper", device)
+    paper = batched(paper_eval, args.games, args.seed)
+    leaf = per_leaf(paper_eval, args.per_leaf_games, args.seed)
+    result = {
+        "games_per_s": small["games_per_s"],
+        "evaluations_per_s": small["evaluations_per_s"],
+        "paper_net_games_per_s": paper["games_per_s"],
+        "paper_net_evaluations_per_s": paper["evaluations_per_s"],
+        "per_leaf_games_per_s": leaf["games_per_s"],
+        "per_leaf_evaluations_per_s": leaf["evaluations_per_s"],
+        "speedup_vs_per_leaf": paper["games_per_s"] / leaf["games_per_s"],
+        "paper_net_vs_original_gpu": paper["games_per_s"] / ORIGINAL_GPU_GAMES_PER_S,
+        "targets": {"paper_net_games_per_s": ORIGINAL_GPU_GAMES_PER_S, "speedup_vs_per_leaf": 10.0},
+        "details": {"small": small, "paper": paper, "per_leaf_paper": leaf},
+        "search": "UCB, c = 30, budget 0 + 2 x legal, forced moves unsearched",
+        "machine": {"device": str(device), "torch_threads": torch.get_num_threads(),
+                    "cpus": os.cpu_count(), "python": platform.python_version(),
+                    "torch": torch.__version__,
+                    "gpu": torch.cuda.get_device_name() if device.type == "cuda" else None},
+    }
+    print(f"{'what':34} {'games/s':>9} {'evals/s':>10}")
+    for name, row in (("batched, small network", small), ("batched, paper network", paper),
+                      ("per-leaf calls, paper network", leaf)):
+        print(f"{name:34} {row['games_per_s']:9.2f} {row['evaluations_per_s']:10.0f}")
+    print(f"speedup vs per-leaf: {result['speedup_vs_per_leaf']:.1f}x (target 10x); paper network "
+          f"vs the original's 2 games/s on a GPU: {result['paper_net_vs_original_gpu']:.2f}x "
+          f"on {device} with {torch.get_num_threads()} threads")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The raw network player ('raw'): a trained PolicyValueNet with no tree search.
+
+Samples uniform deals of the unseen cards (sampling/uniform.py), then either looks one ply ahead
+with the value head ("value": every legal card in every deal, one evaluator call for all) or
+averages the masked policy over deals ("policy"). A baseline for what search adds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..games.gongzhu.functional import StateBatch, step
+from ..games.gongzhu.rules import GongzhuState, InfoView
+from ..nn.evaluator import NetworkEvaluator
+from ..sampling.uniform import sample_hands
+
+MODES = ("value", "policy")
+
+
+class RawNetworkAgent:
+    """Network player. checkpoint: path loaded with train.checkpoints.load_model; or model: a
+    PolicyValueNet (or any module with its forward). num_deals: uniform deals sampled per
+    decision. mode: "value" (1-ply value search) or "policy" (mean masked softmax)."""
+
+    name = "raw"
+
+    def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
+                 mode: str = "value", device="cpu"):
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        if num_deals < 1:
+            raise ValueError(f"num_deals must be >= 1, got {num_deals}")
+        if (checkpoint is None) == (model is None):
+            raise ValueError("give exactly one of checkpoint (a path) or model")
+        if checkpoint is not None:
+            from ..train.checkpoints import load_model  # lazy: torch checkpoint code on demand
+
+            model = load_model(checkpoint)
+        model.eval()
+        self.evaluator = NetworkEvaluator(model, device=device)
+        self.num_deals = int(num_deals)
+        self.mode = mode
+
+    def act(self, view: InfoView, rng: np.random.Generator) -> int:
+        legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
+        if len(legal) == 1:
+            return int(legal[0])  # forced: no sampling, no network call
+        hands = sample_hands(view, self.num_deals, rng)  # [D, 4]
+        roots = StateBatch.from_states([GongzhuState.from_view(view, h.tolist()) for h in hands])
+        if self.mode == "value":
+            scores = self._value_scores(roots, legal, view.seat)
+        else:
+            scores = self._policy_scores(roots, legal)
+        best = np.flatnonzero(scores == scores.max())
+        return int(legal[best[int(rng.integers(len(best)))]])
+
+    def _value_scores(self, roots: StateBatch, legal: np.ndarray, seat: int) -> np.ndarray:
+        """Mean over deals of our seat's value after each legal card: [L]."""
+        d, k = len(roots), len(legal)
+        children = step(roots.take(np.repeat(np.arange(d), k)), np.tile(legal, d))  # [D * L]
+        _, values = self.evaluator(children)  # [D * L, 4]
+        return values[:, seat].reshape(d, k).mean(axis=0)
+
+    def _policy_scores(self, roots: StateBatch, legal: np.ndarray) -> np.ndarray:
+        """Mean over deals of the policy restricted to the legal cards (masked softmax): [L]."""
+        logits, _ = self.evaluator(roots)  # [D, 52]
+        z = logits[:, legal].astype(np.float64)  # [D, L] legal logits only = mask before softmax
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return p.mean(axis=0)

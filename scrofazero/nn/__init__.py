@@ -1,0 +1,15 @@
+"""Neural network side of ScrofaZero: input encoding, the policy-value net and its evaluator."""
+
+from .encoding import ENCODING_VERSION, INPUT_SIZE, encode
+from .evaluator import NetworkEvaluator
+from .network import PolicyValueNet, masked_log_softmax, num_parameters
+
+__all__ = [
+    "ENCODING_VERSION",
+    "INPUT_SIZE",
+    "NetworkEvaluator",
+    "PolicyValueNet",
+    "encode",
+    "masked_log_softmax",
+    "num_parameters",
+]

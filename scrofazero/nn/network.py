@@ -1,0 +1,97 @@
+"""The ScrofaZero policy-value network: a fully connected residual MLP (gongzhu.md section 6).
+
+434 inputs -> hidden widths (paper: 2048, 2048, 512) -> residual blocks -> 52 policy logits and
+one value, in points, for the MOVER's team (the points still to come). Search reaches it only
+through nn/evaluator.py; checkpoints rebuild it from `config()`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from .encoding import INPUT_SIZE
+
+
+class ResidualBlock(nn.Module):
+    """Linear(w, w) -> ReLU -> Linear(w, w), add the input, ReLU."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.fc2 = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.fc2(torch.relu(self.fc1(x))))
+
+
+class PolicyValueNet(nn.Module):
+    """Policy logits over the 52 cards and the mover's team value in points.
+
+    hidden: widths of the ReLU trunk layers; num_blocks residual blocks of width hidden[-1];
+    value_scale: points per unit of the raw value head (keeps the head's output near unit size).
+    The paper shape (defaults) has about 11.4 M parameters.
+    """
+
+    def __init__(self, hidden: Sequence[int] = (2048, 2048, 512), num_blocks: int = 10,
+                 input_size: int = INPUT_SIZE, num_actions: int = 52, value_scale: float = 100.0):
+        super().__init__()
+        hidden = tuple(int(w) for w in hidden)
+        if not hidden or min(hidden) < 1:
+            raise ValueError(f"hidden must list at least one positive width, got {hidden}")
+        if num_blocks < 0:
+            raise ValueError(f"num_blocks must be >= 0, got {num_blocks}")
+        self.hidden = hidden
+        self.num_blocks = int(num_blocks)
+        self.input_size = int(input_size)
+        self.num_actions = int(num_actions)
+        self.value_scale = float(value_scale)
+        layers: list[nn.Module] = []
+        width = self.input_size
+        for w in hidden:
+            layers += [nn.Linear(width, w), nn.ReLU()]
+            width = w
+        layers += [ResidualBlock(width) for _ in range(self.num_blocks)]
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = nn.Linear(width, self.num_actions)
+        self.value_head = nn.Linear(width, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x [B, 434] -> (logits [B, 52], value [B]) as float32 even under bf16 autocast;
+        value = value_scale * raw head output, in points for the mover's team."""
+        h = self.trunk(x)  # [B, w]
+        logits = self.policy_head(h).float()  # [B, 52]
+        # Scale in float32: a bf16 product would keep only ~3 significant digits of the points.
+        value = self.value_scale * self.value_head(h).float().squeeze(-1)  # [B]
+        return logits, value
+
+    def config(self) -> dict:
+        """Constructor arguments as plain Python values (stored in checkpoints)."""
+        return {
+            "hidden": list(self.hidden),
+            "num_blocks": self.num_blocks,
+            "input_size": self.input_size,
+            "num_actions": self.num_actions,
+            "value_scale": self.value_scale,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict) -> "PolicyValueNet":
+        """A freshly initialised network of the shape `config` describes (see `config()`)."""
+        return cls(**config)
+
+
+def num_parameters(model: nn.Module) -> int:
+    """Number of trainable scalars."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over legal actions: logits [B, A], legal [B, A] bool -> [B, A] float32.
+
+    Illegal logits are set to -inf BEFORE the softmax (gongzhu.md 6), so illegal actions get
+    probability exactly 0 and the legal ones sum to 1. Every row needs a legal action.
+    """
+    return logits.float().masked_fill(~legal, float("-inf")).log_softmax(dim=-1)

@@ -1,0 +1,389 @@
+"""Batched UCB / PUCT Monte Carlo tree search over many roots in lockstep (gongzhu.md section 6).
+
+`run_mcts` grows one small tree per root, all stored as arrays (per node: visits, value sum at
+its mover's seat; per edge: visits, value sum at the parent mover's seat, child id); selection is
+vector expressions over all roots with a Python loop over depth only, and each simulation step
+sends the new leaves of every root to the evaluator in one call. `run_mcts_sequential` is the
+plain one-root, one-leaf-at-a-time version the tests check it against (and the speed baseline).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .protocols import BatchedGame, Evaluator
+
+
+@dataclass
+class MCTSConfig:
+    """Search parameters (paper: UCB1, c = 30, budget 0 + 2x in training, 10 + 2x in play)."""
+
+    c_uct: float = 30.0  # UCB1 exploration constant, in points
+    budget_base: int = 0  # simulations per root = budget_base + budget_per_legal * num legal
+    budget_per_legal: int = 2
+    prior: str = "none"  # "none" = UCB1 as the paper; "puct" = policy-prior selection
+    c_puct: float = 60.0  # PUCT exploration constant, in points
+
+
+@dataclass
+class SearchResult:
+    """Root statistics of B searches; Q is from the seat of the root's player to move."""
+
+    q: np.ndarray  # [B, A] float32 mean backed-up value per root child; NaN illegal / unvisited
+    visits: np.ndarray  # [B, A] int32 simulations through each root child
+    action: np.ndarray  # [B] int64 argmax of q over visited children (ties -> lowest index)
+    num_simulations: np.ndarray  # [B] int64 (0 for forced roots)
+    num_evaluations: int  # states sent to the evaluator
+    forced: np.ndarray  # [B] bool: a single legal action, played without search
+
+
+def _check_config(config: MCTSConfig) -> bool:
+    """True for PUCT selection; raises on an unknown prior."""
+    if config.prior not in ("none", "puct"):
+        raise ValueError(f"MCTSConfig.prior must be 'none' or 'puct', got {config.prior!r}")
+    return config.prior == "puct"
+
+
+def root_budgets(legal: np.ndarray, config: MCTSConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Simulations per root [B] int64 and forced flags [B] from root legal masks [B, A]."""
+    num_legal = legal.sum(axis=1)
+    if (num_legal == 0).any():
+        raise ValueError(f"root {int(np.flatnonzero(num_legal == 0)[0])} is terminal")
+    forced = num_legal == 1
+    budget = config.budget_base + config.budget_per_legal * num_legal
+    return np.where(forced, 0, np.maximum(budget, 0)).astype(np.int64), forced
+
+
+def log_table(max_visits: int) -> np.ndarray:
+    """ln(n) for n = 0..max_visits [N+1] float64, computed once so that both search paths use
+    bit-identical logarithms (ln 0 is never used: a node with an expanded child has n >= 1)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.arange(max_visits + 1, dtype=np.float64))
+
+
+def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Policy prior [B, A] float64: softmax over legal actions only (illegal -> 0)."""
+    x = np.where(legal, logits.astype(np.float64), -np.inf)
+    x = np.exp(x - x.max(axis=1, keepdims=True))
+    return x / x.sum(axis=1, keepdims=True)
+
+
+def root_result(q_sum, visits, legal, forced, budget, num_evaluations) -> SearchResult:
+    """Assemble a SearchResult from root edge statistics (q_sum, visits [B, A] float64)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(visits > 0, q_sum / visits, np.nan).astype(np.float32)  # [B, A]
+    seen = visits > 0
+    action = np.where(seen, q, -np.inf).argmax(axis=1)
+    # No visited child (forced row or zero budget): the lowest legal action.
+    action = np.where(seen.any(axis=1), action, legal.argmax(axis=1)).astype(np.int64)
+    return SearchResult(q, visits.astype(np.int32), action, budget.copy(), num_evaluations,
+                        forced)
+
+
+class _StateStore:
+    """States of every tree node, addressed by flat node id.
+
+    A state batch that is a dataclass of arrays with a leading batch axis (StateBatch) is kept
+    in preallocated buffers written in place; any other batch type is grown with game.concat.
+    """
+
+    def __init__(self, game: BatchedGame, roots, capacity: int, root_ids: np.ndarray):
+        self.game = game
+        self.buffers = None
+        if dataclasses.is_dataclass(roots) and all(
+            isinstance(getattr(roots, f.name), np.ndarray)
+            and getattr(roots, f.name).shape[:1] == (len(root_ids),)
+            for f in dataclasses.fields(roots)
+        ):
+            self.buffers = {
+                f.name: np.empty((capacity,) + getattr(roots, f.name).shape[1:],
+                                 getattr(roots, f.name).dtype)
+                for f in dataclasses.fields(roots)
+            }
+            self.batch = dataclasses.replace(roots, **self.buffers)  # views of the buffers
+        else:
+            self.batch = game.take(roots, np.zeros(0, dtype=np.int64))
+            self.row = np.full(capacity, -1, dtype=np.int64)
+            self.size = 0
+        self.write(root_ids, roots)
+
+    def write(self, ids: np.ndarray, states) -> None:
+        if self.buffers is not None:
+            for name, buf in self.buffers.items():
+                buf[ids] = getattr(states, name)
+        else:
+            self.row[ids] = np.arange(self.size, self.size + len(ids))
+            self.size += len(ids)
+            self.batch = self.game.concat([self.batch, states])
+
+    def take(self, ids: np.ndarray):
+        rows = ids if self.buffers is not None else self.row[ids]
+        return self.game.take(self.batch, rows)
+
+
+class _Forest:
+    """S search trees of at most M nodes each; node (root r, slot m) has flat id r * M + m."""
+
+    def __init__(self, game, roots, budget: np.ndarray, config: MCTSConfig, puct: bool):
+        self.game, self.config, self.puct = game, config, puct
+        S, A = len(budget), game.num_actions
+        self.M = M = int(budget.max()) + 1  # each simulation adds at most one node
+        self.log = log_table(M)
+        self.node_n = np.zeros(S * M, dtype=np.int64)  # simulations through the node
+        self.node_w = np.zeros(S * M, dtype=np.float64)  # their value sum at the node's mover
+        self.edge_n = np.zeros((S * M, A), dtype=np.int64)  # = child's node_n
+        self.edge_w = np.zeros((S * M, A), dtype=np.float64)  # child's value sum, parent mover
+        self.child = np.full((S * M, A), -1, dtype=np.int64)  # flat id of the child
+        self.legal = np.zeros((S * M, A), dtype=bool)
+        self.terminal = np.zeros(S * M, dtype=bool)
+        self.mover = np.zeros(S * M, dtype=np.int64)
+        self.value = np.zeros((S * M, game.num_players), dtype=np.float64)  # leaf evaluation
+        self.prior = np.zeros((S * M, A), dtype=np.float64) if puct else None
+        self.count = np.ones(S, dtype=np.int64)  # nodes used per tree
+        root_ids = np.arange(S, dtype=np.int64) * M
+        self.states = _StateStore(game, roots, S * M, root_ids)
+        self.legal[root_ids] = game.legal_mask(roots)
+        self.mover[root_ids] = game.current_player(roots)
+
+    def select(self, f: np.ndarray) -> np.ndarray:
+        """Action [g] to follow at non-terminal nodes f [g]."""
+        n = self.edge_n[f]  # [g, A]
+        legal = self.legal[f]  # [g, A]
+        node_n = self.node_n[f]  # [g]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.puct:
+                mean = self.node_w[f] / node_n  # [g] unvisited children take the node's mean
+                q = np.where(n > 0, self.edge_w[f] / n, mean[:, None])
+                bonus = self.config.c_puct * self.prior[f] * np.sqrt(node_n)[:, None] / (1 + n)
+                return np.where(legal, q + bonus, -np.inf).argmax(axis=1)
+            unvisited = legal & (n == 0)  # UCB1: an unvisited child scores +inf
+            first = unvisited.argmax(axis=1)
+            has_unvisited = unvisited[np.arange(len(f)), first]
+            if has_unvisited.all():
+                return first
+            score = self.edge_w[f] / n + self.config.c_uct * np.sqrt(
+                self.log[node_n][:, None] / n)
+            best = np.where(n > 0, score, -np.inf).argmax(axis=1)
+        return np.where(has_unvisited, first, best)
+
+    def descend(self, act: np.ndarray):
+        """One selection per active tree act [G]; returns the path and where each one stopped.
+
+        Returns (nodes, edges, stop_terminal, stop_new): nodes = (rows, flat ids) of every node
+        passed, edges = (rows, parent ids, actions) of every edge taken, stop_terminal = (rows,
+        ids) of simulations ending at an existing terminal node, stop_new = (rows, parent ids,
+        actions) of those creating a new leaf; rows index `act`.
+        """
+        rows = np.arange(len(act))
+        f = act * self.M
+        nodes, edges, term, new = [], [], [], []
+        while len(rows):
+            nodes.append((rows, f))
+            t = self.terminal[f]
+            if t.any():
+                term.append((rows[t], f[t]))
+                rows, f = rows[~t], f[~t]
+                if not len(rows):
+                    break
+            a = self.select(f)
+            edges.append((rows, f, a))
+            nxt = self.child[f, a]
+            fresh = nxt < 0
+            new.append((rows[fresh], f[fresh], a[fresh]))
+            rows, f = rows[~fresh], nxt[~fresh]
+        return _cat(nodes, 2), _cat(edges, 3), _cat(term, 2), _cat(new, 3)
+
+    def expand(self, act, new, evaluator: Evaluator):
+        """Create and evaluate the new leaves; returns (rows, new flat ids, values [n, P],
+        number of states evaluated)."""
+        rows, parent, a = new
+        if not len(rows):
+            return rows, rows, np.zeros((0, self.game.num_players)), 0
+        tree = act[rows]
+        f = tree * self.M + self.count[tree]
+        self.count[tree] += 1
+        states = self.game.step(self.states.take(parent), a)
+        self.states.write(f, states)
+        self.child[parent, a] = f
+        term = np.asarray(self.game.is_terminal(states), dtype=bool)
+        values = np.asarray(self.game.returns(states), dtype=np.float64)  # exact at terminals
+        self.terminal[f] = term
+        self.mover[f] = self.game.current_player(states)
+        self.legal[f] = self.game.legal_mask(states)
+        num_eval = 0
+        if not term.all():
+            live = np.flatnonzero(~term)
+            sub = states if term.size == live.size else self.game.take(states, live)
+            logits, v = evaluator(sub)
+            values[live] = np.asarray(v, dtype=np.float32)
+            num_eval = len(live)
+            if self.puct:
+                self.prior[f[live]] = masked_softmax(np.asarray(logits), self.legal[f[live]])
+        self.value[f] = values
+        return rows, f, values, num_eval
+
+    def backup(self, act, nodes, edges, stop_terminal, new_leaves) -> None:
+        """Add each simulation's value vector to every node and edge on its path."""
+        G = len(act)
+        values = np.empty((G, self.game.num_players), dtype=np.float64)
+        t_rows, t_ids = stop_terminal
+        values[t_rows] = self.value[t_ids]  # a terminal node reached again: exact returns
+        n_rows, n_ids, n_values = new_leaves
+        values[n_rows] = n_values
+        rows, f = nodes
+        self.node_n[f] += 1  # flat ids on one step's paths are distinct: plain += is exact
+        self.node_w[f] += values[rows, self.mover[f]]
+        rows, f, a = edges
+        self.edge_n[f, a] += 1
+        self.edge_w[f, a] += values[rows, self.mover[f]]
+        self.node_n[n_ids] = 1
+        self.node_w[n_ids] = n_values[np.arange(len(n_ids)), self.mover[n_ids]]
+
+
+def _cat(parts: list, width: int) -> tuple:
+    """Concatenate a list of `width`-tuples of int arrays field by field."""
+    if not parts:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(width))
+    return tuple(np.concatenate(col) for col in zip(*parts))
+
+
+def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
+             rng=None) -> SearchResult:
+    """Search B roots in lockstep: every simulation step runs one simulation in each tree that
+    still has budget, evaluating all new non-terminal leaves in one evaluator call.
+
+    roots: a batch of B non-terminal states. rng is accepted for interface symmetry and unused:
+    ties break to the lowest action index, so the search is deterministic.
+    Returns a SearchResult ([B, A] root statistics from each root mover's seat).
+    """
+    puct = _check_config(config)
+    legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
+    budget, forced = root_budgets(legal, config)
+    B, A = legal.shape
+    q_sum = np.zeros((B, A), dtype=np.float64)
+    visits = np.zeros((B, A), dtype=np.int64)
+    searched = np.flatnonzero(budget > 0)
+    num_eval = 0
+    if len(searched):
+        order = searched[np.argsort(-budget[searched], kind="stable")]  # active trees first
+        forest = _Forest(game, game.take(roots, order), budget[order], config, puct)
+        if puct:
+            num_eval += _evaluate_roots(forest, evaluator, game.take(roots, order))
+        for step in range(int(budget[order[0]])):
+            act = np.arange(int(np.searchsorted(-budget[order], -step, side="left")))
+            nodes, edges, term, new = forest.descend(act)
+            n_rows, n_ids, n_values, evaluated = forest.expand(act, new, evaluator)
+            num_eval += evaluated
+            forest.backup(act, nodes, edges, term, (n_rows, n_ids, n_values))
+        root_ids = np.arange(len(order)) * forest.M
+        q_sum[order] = forest.edge_w[root_ids]
+        visits[order] = forest.edge_n[root_ids]
+    return root_result(q_sum, visits, legal, forced, budget, num_eval)
+
+
+def _evaluate_roots(forest: _Forest, evaluator: Evaluator, roots) -> int:
+    """PUCT: evaluate the roots once for their priors; the evaluation counts as a visit."""
+    root_ids = np.arange(len(roots)) * forest.M
+    logits, values = evaluator(roots)
+    values = np.asarray(values, dtype=np.float32).astype(np.float64)
+    forest.prior[root_ids] = masked_softmax(np.asarray(logits), forest.legal[root_ids])
+    forest.value[root_ids] = values
+    forest.node_n[root_ids] = 1
+    forest.node_w[root_ids] = values[np.arange(len(roots)), forest.mover[root_ids]]
+    return len(roots)
+
+
+class _Node:
+    """One node of the reference search: a state (batch of 1) and plain Python statistics."""
+
+    def __init__(self, game: BatchedGame, state, value: np.ndarray | None, prior=None):
+        self.state = state
+        self.terminal = bool(game.is_terminal(state)[0])
+        self.mover = int(game.current_player(state)[0])
+        self.legal = np.asarray(game.legal_mask(state), dtype=bool)[0]  # [A]
+        self.value = value  # [P] float64: exact returns if terminal, else the evaluation
+        self.prior = prior  # [A] float64 (PUCT only)
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.value_sum = np.zeros(game.num_players, dtype=np.float64)  # [P] one per seat
+
+
+def run_mcts_sequential(game: BatchedGame, evaluator: Evaluator, roots,
+                        config: MCTSConfig) -> SearchResult:
+    """The same search as run_mcts, one root after another and one evaluator call (batch of
+    one) per new leaf: the obviously correct reference and the per-leaf speed baseline."""
+    puct = _check_config(config)
+    legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
+    budget, forced = root_budgets(legal, config)
+    log = log_table(int(budget.max()) + 1)
+    q_sum = np.zeros(legal.shape, dtype=np.float64)
+    visits = np.zeros(legal.shape, dtype=np.int64)
+    counter = [0]  # states evaluated
+
+    def evaluate(state) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = evaluator(state)
+        counter[0] += 1
+        return np.asarray(logits)[0], np.asarray(values, dtype=np.float32)[0].astype(np.float64)
+
+    def new_node(state) -> _Node:
+        if game.is_terminal(state)[0]:
+            return _Node(game, state, np.asarray(game.returns(state), dtype=np.float64)[0])
+        logits, value = evaluate(state)
+        node = _Node(game, state, value)
+        if puct:
+            node.prior = masked_softmax(logits[None], node.legal[None])[0]
+        return node
+
+    for b in np.flatnonzero(budget > 0):
+        root = _Node(game, game.take(roots, np.array([b])), None)
+        if puct:  # the root's own evaluation gives its prior and counts as its first visit
+            logits, root.value = evaluate(root.state)
+            root.prior = masked_softmax(logits[None], root.legal[None])[0]
+            root.visits, root.value_sum = 1, root.value.copy()
+        for _ in range(budget[b]):
+            path, node = [root], root
+            while not node.terminal:
+                if puct:
+                    a = _select_puct(node, config.c_puct)
+                else:
+                    a = _select_ucb(node, config.c_uct, log)
+                if a not in node.children:
+                    node.children[a] = new_node(game.step(node.state, np.array([a])))
+                    path.append(node.children[a])
+                    break
+                node = node.children[a]
+                path.append(node)
+            value = path[-1].value  # a new leaf's evaluation or a terminal's exact returns
+            for n in path:
+                n.visits += 1
+                n.value_sum += value
+        for a, child in root.children.items():
+            q_sum[b, a] = child.value_sum[root.mover]
+            visits[b, a] = child.visits
+    return root_result(q_sum, visits, legal, forced, budget, counter[0])
+
+
+def _select_ucb(node: _Node, c: float, log: np.ndarray) -> int:
+    """Lowest-index unvisited legal child, else argmax of Q + c sqrt(ln N / n)."""
+    for a in np.flatnonzero(node.legal):
+        if a not in node.children:
+            return int(a)
+    score = np.full(len(node.legal), -np.inf)
+    for a, child in node.children.items():
+        q = child.value_sum[node.mover] / child.visits
+        score[a] = q + c * np.sqrt(log[node.visits] / child.visits)
+    return int(np.argmax(score))
+
+
+def _select_puct(node: _Node, c: float) -> int:
+    """argmax over legal children of Q + c P(a) sqrt(N) / (1 + n); unvisited Q = node mean."""
+    mean = node.value_sum[node.mover] / node.visits
+    score = np.full(len(node.legal), -np.inf)
+    for a in np.flatnonzero(node.legal):
+        child = node.children.get(int(a))
+        q, n = (child.value_sum[node.mover] / child.visits, child.visits) if child else (mean, 0)
+        score[a] = q + c * node.prior[a] * np.sqrt(node.visits) / (1 + n)
+    return int(np.argmax(score))

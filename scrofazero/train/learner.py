@@ -1,0 +1,98 @@
+"""The learner: ScrofaZero's loss, one optimiser step on a minibatch, and the Adam settings.
+
+Loss (gongzhu.md 6) = KL(policy_target || softmax(masked logits)) + value_weight * value error,
+the value error measured in units of `value_unit` points. `train_step` takes a minibatch of numpy
+arrays from the replay buffer and returns float metrics; only the entry point logs them.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from scrofazero.nn.network import masked_log_softmax
+
+
+def loss_fn(
+    logits: torch.Tensor,
+    value: torch.Tensor,
+    batch: dict[str, torch.Tensor],
+    value_weight: float = 0.03,
+    value_unit: float = 10.0,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Total loss (scalar tensor) and its parts (detached scalar tensors).
+
+    logits [B, 52] raw; value [B] in points (the mover's team's points still to come);
+    batch: legal [B, 52] bool, policy_target [B, 52] (zero off legal), value_target [B] points.
+    """
+    legal = batch["legal"]
+    target = batch["policy_target"].float()  # [B, 52]
+    # Mask BEFORE the softmax (illegal -> -inf), never after (gongzhu.md 6).
+    log_p = masked_log_softmax(logits.float(), legal)  # [B, 52]
+    # Illegal entries are -inf; replace them by 0 so 0 * -inf never makes a NaN and no
+    # gradient reaches the illegal logits.
+    log_p = torch.where(legal, log_p, torch.zeros_like(log_p))
+    # KL = sum t (log t - log p); xlogy gives 0 for t == 0, so zero-target terms contribute 0.
+    kl = (torch.special.xlogy(target, target) - target * log_p).sum(dim=1)  # [B]
+    policy = kl.mean()
+    err = (value.float() - batch["value_target"].float()) / value_unit  # [B]
+    value_loss = (err * err).mean()
+    total = policy + value_weight * value_loss
+    metrics = {
+        "loss/policy": policy.detach(),
+        "loss/value": value_loss.detach(),
+        "loss/total": total.detach(),
+    }
+    return total, metrics
+
+
+def _to_device(batch: dict[str, np.ndarray], device) -> dict[str, torch.Tensor]:
+    keys = ("inputs", "legal", "policy_target", "value_target")
+    return {k: torch.as_tensor(np.asarray(batch[k])).to(device, non_blocking=True) for k in keys}
+
+
+def train_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: dict[str, np.ndarray],
+    device="cpu",
+    amp: bool | None = None,
+    value_weight: float = 0.03,
+    value_unit: float = 10.0,
+) -> dict[str, float]:
+    """One Adam step on a minibatch (numpy arrays as from ReplayBuffer.minibatches).
+
+    amp: bf16 autocast for the forward pass; None = on when `device` is CUDA. Never on CPU
+    (CPU bf16 is slower there and only the GPU run is tuned for it). The loss is computed in
+    float32 either way. Returns {"loss/policy", "loss/value", "loss/total"} as floats.
+    """
+    device = torch.device(device)
+    on_cuda = device.type == "cuda"
+    use_amp = on_cuda if amp is None else (amp and on_cuda)
+    t = _to_device(batch, device)
+    model.train()
+    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else nullcontext()
+    with ctx:
+        logits, value = model(t["inputs"].float())  # [B, 52], [B]
+    total, metrics = loss_fn(logits, value, t, value_weight, value_unit)
+    optimizer.zero_grad(set_to_none=True)
+    total.backward()
+    optimizer.step()
+    # One host sync for all metrics.
+    values = torch.stack(list(metrics.values())).tolist()
+    return dict(zip(metrics.keys(), values))
+
+
+def make_optimizer(
+    model: torch.nn.Module,
+    lr: float = 5e-5,
+    betas: Sequence[float] = (0.3, 0.999),
+    weight_decay: float = 1e-4,
+) -> torch.optim.Adam:
+    """Adam with the paper's settings by default (lr 5e-5, betas (0.3, 0.999), wd 1e-4)."""
+    return torch.optim.Adam(
+        model.parameters(), lr=lr, betas=tuple(betas), weight_decay=weight_decay
+    )

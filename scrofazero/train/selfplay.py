@@ -1,0 +1,166 @@
+"""Perfect-information self-play: games in lockstep, searched by run_mcts, into training records.
+
+Each ply, every game whose mover has more than one legal card is searched in ONE run_mcts call
+(the evaluator sees all games' leaves together); forced moves are played without search and not
+recorded. Targets follow gongzhu.md 6: policy = softmax(beta * root Q) over legal cards,
+value = best root Q minus the mover's current team difference ("points still to come").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from scrofazero.games.gongzhu.cards import NUM_CARDS
+from scrofazero.games.gongzhu.deals import check_deal
+from scrofazero.games.gongzhu.functional import (
+    GongzhuRules,
+    StateBatch,
+    current_player,
+    is_terminal,
+    legal_mask,
+    returns,
+    step,
+)
+from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.encoding import encode
+from scrofazero.search.mcts import MCTSConfig, run_mcts
+
+
+@dataclass
+class SelfPlayRecords:
+    """The searched positions of one self-play batch (M positions, G games).
+
+    Per position: inputs [M, 434] float32 encoding; legal [M, 52] bool; policy_target [M, 52]
+    float32 (sums to 1 over legal, 0 elsewhere); value_target [M] float32 points still to come for
+    the mover's team; seat [M] int8 mover; game [M] int32 and ply [M] int8 locate the position.
+    Per game: deals [G, 52] int64, first_leader [G] int8, actions [G, 52] int8 cards in play
+    order, final_returns [G, 4] float32. Totals: games, plies_searched (= M), simulations,
+    evaluations (states sent to the evaluator), seconds (wall time).
+    """
+
+    inputs: np.ndarray
+    legal: np.ndarray
+    policy_target: np.ndarray
+    value_target: np.ndarray
+    seat: np.ndarray
+    game: np.ndarray
+    ply: np.ndarray
+    deals: np.ndarray
+    first_leader: np.ndarray
+    actions: np.ndarray
+    final_returns: np.ndarray
+    games: int
+    plies_searched: int
+    simulations: int
+    evaluations: int
+    seconds: float
+
+    def __len__(self) -> int:
+        return len(self.value_target)
+
+
+def policy_targets(q: np.ndarray, legal: np.ndarray, beta: float = 0.2) -> np.ndarray:
+    """softmax(beta * q) over the legal cards with a finite Q -> [R, 52] float32, 0 elsewhere.
+
+    q [R, 52] root Q in points (NaN where illegal or unvisited); legal [R, 52] bool.
+    """
+    ok = legal & np.isfinite(q)  # [R, 52]
+    if not ok.any(axis=1).all():
+        raise ValueError("a searched root has no visited legal child; raise the search budget")
+    z = np.where(ok, beta * np.where(ok, q, 0.0), -np.inf)  # [R, 52]
+    # Subtract the row max so exp never overflows (Q spans hundreds of points).
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z)  # exp(-inf) = 0 off the support
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def value_targets(q: np.ndarray, legal: np.ndarray, roots: StateBatch) -> np.ndarray:
+    """Best legal root Q minus the mover's current team difference -> [R] float32 points."""
+    best = np.where(legal & np.isfinite(q), q, -np.inf).max(axis=1)  # [R]
+    mover = current_player(roots)  # [R]
+    now = returns(roots)[np.arange(len(roots)), mover]  # [R]
+    return (best - now).astype(np.float32)
+
+
+def _initial_states(num_games: int, rng: np.random.Generator, deals):
+    """(StateBatch of the G opening positions, deals [G, 52], first leaders [G] int8)."""
+    if deals is None:
+        deals = np.stack([rng.permutation(NUM_CARDS) for _ in range(num_games)])
+    deals = np.asarray(deals, dtype=np.int64)
+    if deals.shape != (num_games, NUM_CARDS):
+        raise ValueError(f"deals must have shape ({num_games}, 52), got {deals.shape}")
+    for g, d in enumerate(deals):
+        check_deal(d, where=f"deal {g}")
+    leaders = rng.integers(0, 4, size=num_games).astype(np.int8)  # [G] random first leaders
+    states = StateBatch.from_states(
+        [GongzhuState(d, leader=int(lead)) for d, lead in zip(deals, leaders)]
+    )
+    return states, deals, leaders
+
+
+def play_selfplay(
+    evaluator,
+    num_games: int,
+    rng: np.random.Generator,
+    mcts_config: MCTSConfig,
+    beta: float = 0.2,
+    deals=None,
+) -> SelfPlayRecords:
+    """Play `num_games` full games in lockstep with search at every unforced ply.
+
+    evaluator: StateBatch -> (logits [B, 52], values [B, 4]); deals: [G, 52] or None (random from
+    rng); first leaders are always drawn from rng. Moves are the argmax of root Q (the paper's
+    rule, no exploration noise). Same rng state -> same records for a deterministic evaluator.
+    """
+    t0 = time.perf_counter()
+    s, deals, leaders = _initial_states(num_games, rng, deals)
+    actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
+    names = ("inputs", "legal", "q", "value", "seat", "game", "ply")
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
+    simulations = evaluations = 0
+    for ply in range(NUM_CARDS):
+        legal = legal_mask(s)  # [G, 52]
+        forced = legal.sum(axis=1) == 1  # [G]
+        act = legal.argmax(axis=1)  # forced rows: the single legal card
+        rows = np.flatnonzero(~forced)
+        if len(rows):
+            roots = s.take(rows)
+            res = run_mcts(GongzhuRules, evaluator, roots, mcts_config, rng=rng)
+            act[rows] = res.action
+            simulations += int(res.num_simulations.sum())
+            evaluations += int(res.num_evaluations)
+            q = np.asarray(res.q, dtype=np.float64)  # [R, 52]
+            parts["inputs"].append(encode(roots))
+            parts["legal"].append(legal[rows])
+            parts["q"].append(q)
+            parts["value"].append(value_targets(q, legal[rows], roots))
+            parts["seat"].append(current_player(roots).astype(np.int8))
+            parts["game"].append(rows.astype(np.int32))
+            parts["ply"].append(np.full(len(rows), ply, dtype=np.int8))
+        actions[:, ply] = act
+        s = step(s, act)  # checked: a search returning an illegal card fails loudly here
+    assert is_terminal(s).all()
+    cat = {k: np.concatenate(v) if v else None for k, v in parts.items()}
+    if cat["inputs"] is None:  # only possible with zero games
+        raise ValueError("no searched position (num_games must be >= 1)")
+    return SelfPlayRecords(
+        inputs=cat["inputs"].astype(np.float32, copy=False),
+        legal=cat["legal"],
+        policy_target=policy_targets(cat["q"], cat["legal"], beta),
+        value_target=cat["value"],
+        seat=cat["seat"],
+        game=cat["game"],
+        ply=cat["ply"],
+        deals=deals,
+        first_leader=leaders,
+        actions=actions,
+        final_returns=returns(s).astype(np.float32),
+        games=num_games,
+        plies_searched=len(cat["value"]),
+        simulations=simulations,
+        evaluations=evaluations,
+        seconds=time.perf_counter() - t0,
+    )
