@@ -54,6 +54,7 @@ class TrainConfig:
     eval_workers: int = 1  # processes for the periodic evaluation
     checkpoint_every: int = 1  # write a checkpoint every this many batches
     keep_checkpoints: int = 5  # numbered snapshots kept besides latest
+    milestone_minutes: list[float] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
     seed: int = 0  # seeds self-play deals, search and minibatch order
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: int = 0  # torch CPU threads (0: torch's default)

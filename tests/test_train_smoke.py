@@ -39,6 +39,7 @@ def test_smoke_writes_checkpoint_events_and_eval(smoke_run):
     payload = load_checkpoint(run_dir / "latest.pt")
     assert payload["step"] == 2
     assert sorted(p.name for p in run_dir.glob("ckpt_*.pt"))[-1] == "ckpt_0000002.pt"
+    assert load_checkpoint(run_dir / "milestone_0min.pt")["step"] == 0
     evals = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
     assert [e["step"] for e in evals] == [0, 2]
     assert all(abs(e["wpg_raw"]) < 1000 for e in evals)

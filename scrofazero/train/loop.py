@@ -8,6 +8,8 @@ resuming: a checkpoint holds model, optimiser, step, config, the replay and the 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -136,6 +138,17 @@ def _log_eval(run: Run, writer, result: dict) -> None:
         f.write(json.dumps(result) + "\n")
 
 
+def _keep_milestones(run: Run, path: Path, before_seconds: float) -> None:
+    """Copy checkpoint `path` to milestone_<M>min.pt for each milestone M just passed (never
+    pruned), so figures 'after M minutes of training' can be measured later."""
+    for minutes in run.cfg.train.milestone_minutes:
+        if before_seconds < 60 * minutes <= run.train_seconds:
+            target = run.dir / f"milestone_{minutes:g}min.pt"
+            tmp = target.with_suffix(".tmp")
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, target)
+
+
 def _should_stop(run: Run) -> bool:
     t = run.cfg.train
     if t.max_batches is not None and run.step >= t.max_batches:
@@ -174,12 +187,15 @@ def run_training(cfg: DictConfig) -> Run:
     mcts = _mcts_config(cfg.search)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     run.model.eval()
-    if eval_deals is not None and run.step == 0 and not run.evals:
-        _log_eval(run, writer, _evaluate(run, run.save(), eval_deals))
+    if run.step == 0:
+        path = run.save()
+        _keep_milestones(run, path, -1.0)  # the untrained network is milestone 0
+        if eval_deals is not None and not run.evals:
+            _log_eval(run, writer, _evaluate(run, path, eval_deals))
     bar = tqdm(total=t.max_batches, initial=run.step, unit="batch", disable=not cfg.progress,
                desc=f"train {cfg.run}")
     while not _should_stop(run):
-        started = time.perf_counter()
+        started, before = time.perf_counter(), run.train_seconds
         records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta)
         play_seconds = time.perf_counter() - started
         run.replay.add(records)
@@ -195,8 +211,10 @@ def run_training(cfg: DictConfig) -> Run:
         for key, value in metrics.items():
             writer.add_scalar(key, value, run.step)
         due_eval = eval_deals is not None and run.step % t.eval_every == 0
-        if due_eval or run.step % t.checkpoint_every == 0 or _should_stop(run):
+        passed = any(before < 60 * m <= run.train_seconds for m in t.milestone_minutes)
+        if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
             path = run.save()
+            _keep_milestones(run, path, before)
             if due_eval:
                 _log_eval(run, writer, _evaluate(run, path, eval_deals))
                 run.save()  # keep the evaluation history in the checkpoint too
