@@ -4,12 +4,16 @@
     python evaluate.py --wpg player=if deals=512
 """
 
+import os
 import sys
 
-import hydra
-from omegaconf import DictConfig
+# Worker processes share the CPU; waiting OpenMP threads should sleep, not spin (see train.py).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from scrofazero.config import register_configs
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+from scrofazero.config import register_configs  # noqa: E402
 
 # Hydra takes key=value overrides only; map the two mode flags onto the `mode` field.
 _FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}

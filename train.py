@@ -6,10 +6,16 @@
     python train.py run=NAME resume=true # continue checkpoints/NAME/latest.pt
 """
 
-import hydra
-from omegaconf import DictConfig
+import os
 
-from scrofazero.config import register_configs
+# Torch's OpenMP threads spin while waiting by default; when evaluation workers or anything else
+# shares a small CPU that slows self-play many-fold, so let waiting threads sleep instead.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+from scrofazero.config import register_configs  # noqa: E402
 
 register_configs()
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ[_var] = "1"
+from single_core import pin_one_core  # sets the thread variables before numpy is imported
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -115,14 +114,6 @@ def greed_games(seconds: float) -> float:
     play(10**6)  # warm-up on another deal: numba compilation and table caches
     return rate(play, seconds)
 
-
-def pin_one_core() -> int | None:
-    """Restrict this process to one CPU so nothing runs in parallel; returns the CPU."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    cpu = min(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpu})
-    return cpu
 
 
 def guarded(results: dict, notes: dict, key: str, measure: Callable[[], float]) -> None:

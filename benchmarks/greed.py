@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ[_var] = "1"
+from single_core import pin_one_core  # sets the thread variables before numpy is imported
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
@@ -81,14 +80,6 @@ def measure_without_jit(games: int, samples: int) -> dict:
     )
     return json.loads(out.stdout)
 
-
-def pin_one_core() -> int | None:
-    """Pin this process to one CPU (Linux); returns it, or None where unsupported."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    cpu = min(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpu})
-    return cpu
 
 
 def main() -> None:

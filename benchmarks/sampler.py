@@ -8,10 +8,7 @@ Usage: python benchmarks/sampler.py [--json PATH] [--views 40] [--repeats 5]
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ[_var] = "1"
+import single_core  # noqa: F401  sets the thread variables before numpy is imported
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -5,7 +5,8 @@
 Measures, in one run and with the paper's training search budget (0 + 2 x legal, c = 30),
 self-play games/s and network evaluations/s for the default (`small`) and the `paper` network,
 and for the paper network searched one game at a time with one network call per leaf (the
-original ScrofaZero's approach). Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
+original ScrofaZero's approach); the paper network also with --wide-games games in lockstep.
+Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--games", type=int, default=64, help="games per batched measurement")
-    parser.add_argument("--per-leaf-games", type=int, default=2, help="games for the per-leaf run")
+    parser.add_argument("--wide-games", type=int, default=256,
+                        help="games in lockstep for the extra paper-network measurement")
+    parser.add_argument("--per-leaf-games", type=int, default=4, help="games for the per-leaf run")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -86,6 +89,7 @@ def main() -> None:
     small = batched(make_evaluator("small", device), args.games, args.seed)
     paper_eval = make_evaluator("paper", device)
     paper = batched(paper_eval, args.games, args.seed)
+    wide = batched(paper_eval, args.wide_games, args.seed)
     leaf = per_leaf(paper_eval, args.per_leaf_games, args.seed)
     result = {
         "games_per_s": small["games_per_s"],
@@ -95,9 +99,11 @@ def main() -> None:
         "per_leaf_games_per_s": leaf["games_per_s"],
         "per_leaf_evaluations_per_s": leaf["evaluations_per_s"],
         "speedup_vs_per_leaf": paper["games_per_s"] / leaf["games_per_s"],
+        "paper_net_wide_games_per_s": wide["games_per_s"],
+        "speedup_vs_per_leaf_wide": wide["games_per_s"] / leaf["games_per_s"],
         "paper_net_vs_original_gpu": paper["games_per_s"] / ORIGINAL_GPU_GAMES_PER_S,
         "targets": {"paper_net_games_per_s": ORIGINAL_GPU_GAMES_PER_S, "speedup_vs_per_leaf": 10.0},
-        "details": {"small": small, "paper": paper, "per_leaf_paper": leaf},
+        "details": {"small": small, "paper": paper, "paper_wide": wide, "per_leaf_paper": leaf},
         "search": "UCB, c = 30, budget 0 + 2 x legal, forced moves unsearched",
         "machine": {"device": str(device), "torch_threads": torch.get_num_threads(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -105,10 +111,14 @@ def main() -> None:
                     "gpu": torch.cuda.get_device_name() if device.type == "cuda" else None},
     }
     print(f"{'what':34} {'games/s':>9} {'evals/s':>10}")
-    for name, row in (("batched, small network", small), ("batched, paper network", paper),
-                      ("per-leaf calls, paper network", leaf)):
+    rows = ((f"batched x{args.games}, small network", small),
+            (f"batched x{args.games}, paper network", paper),
+            (f"batched x{args.wide_games}, paper network", wide),
+            ("per-leaf calls, paper network", leaf))
+    for name, row in rows:
         print(f"{name:34} {row['games_per_s']:9.2f} {row['evaluations_per_s']:10.0f}")
-    print(f"speedup vs per-leaf: {result['speedup_vs_per_leaf']:.1f}x (target 10x); paper network "
+    print(f"speedup vs per-leaf: {result['speedup_vs_per_leaf']:.1f}x at {args.games} games, "
+          f"{result['speedup_vs_per_leaf_wide']:.1f}x at {args.wide_games} (target 10x); paper network "
           f"vs the original's 2 games/s on a GPU: {result['paper_net_vs_original_gpu']:.2f}x "
           f"on {device} with {torch.get_num_threads()} threads")
     if args.json:
