@@ -87,3 +87,13 @@ def test_matches_plain_forward_and_forced_amp_is_close():
     amp_logits, amp_values = NetworkEvaluator(model, amp=True)(batch)
     assert amp_values.dtype == np.float32
     assert np.allclose(amp_logits, logits, atol=0.1) and np.allclose(amp_values, values, atol=2.0)
+
+
+def test_evaluator_flushes_denormals():
+    """Trained weights hold many denormals; the evaluator turns on flush-to-zero (a CPU speed
+    fix) so arithmetic on them gives 0 instead of running the slow denormal path."""
+    torch.set_flush_denormal(False)
+    assert (torch.tensor([1e-40]) * 1.0).item() != 0.0
+    NetworkEvaluator(PolicyValueNet(hidden=[8], num_blocks=0))
+    if torch.set_flush_denormal(True):  # False where the CPU has no such mode
+        assert (torch.tensor([1e-40]) * 1.0).item() == 0.0

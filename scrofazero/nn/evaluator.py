@@ -32,6 +32,9 @@ class NetworkEvaluator:
 
     def __init__(self, model: torch.nn.Module, device="cpu", amp: bool | None = None):
         self.device = torch.device(device)
+        # Weight decay leaves many weights denormal; on CPUs arithmetic on denormals is up to
+        # ~25x slower (measured: 99 ms vs 3.8 ms per forward of a trained small net).
+        torch.set_flush_denormal(True)
         self.model = model.to(self.device)
         self.amp = self.device.type == "cuda" if amp is None else bool(amp)
         self.teams = np.asarray(GongzhuRules.teams)  # [4] seat -> team

@@ -42,6 +42,7 @@ class Run:
         self.cfg = cfg
         self.device = device
         self.dir = Path(cfg.checkpoint_dir) / cfg.run
+        torch.manual_seed(cfg.train.seed)  # the initial weights are part of the run's seed
         self.model = PolicyValueNet(
             hidden=list(cfg.model.hidden), num_blocks=cfg.model.num_blocks,
             value_scale=cfg.model.value_scale,
@@ -161,6 +162,7 @@ def _open_run(cfg: DictConfig) -> Run:
         raise ValueError(f"train.py supports game=gongzhu for now, not {cfg.game.name!r}")
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
+    torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
     run = Run(cfg, pick_device(cfg.train.device))
     latest = latest_checkpoint(run.dir)
     if cfg.resume:
