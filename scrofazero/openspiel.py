@@ -28,6 +28,7 @@ from .games.gongzhu.cards import (
     scoring_bits_to_cards,
 )
 from .games.gongzhu.rules import GongzhuState
+from .games.gongzhu.scoring import MAX_RETURN
 
 NUM_PLAYERS = 4
 
@@ -38,7 +39,7 @@ NUM_PLAYERS = 4
 # DJ + H2 (+100) against SQ + H3..HA + C10 (-600). Two +600-class piles cannot coexist (each
 # needs C10), and an exhaustive search over all 4^16 ways to split the 16 scoring cards into
 # four piles confirms 700 (tests/test_openspiel.py). Returns sum to zero over the four seats.
-MAX_UTILITY = 700.0
+MAX_UTILITY = float(MAX_RETURN)
 
 GAME_TYPE = pyspiel.GameType(
     short_name="python_gongzhu",

@@ -24,6 +24,7 @@ from scrofazero.games.gongzhu.scoring import (
     pile_score_reference,
     pile_scores,
     team_returns,
+    MAX_RETURN,
 )
 
 HEARTS = [f"H{r}" for r in ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]]
@@ -99,3 +100,16 @@ def test_batch_pile_scores_matches_scalar():
         owner = rng.integers(-1, 4, size=16)  # -1: not captured yet
         piles = [sum(1 << b for b in range(16) if owner[b] == s) for s in range(4)]
         assert list(batch_pile_scores(np.array([piles]))[0]) == pile_scores(piles)
+
+
+def test_max_return_is_the_exact_bound():
+    # The extreme split (hearts + DJ + C10 to one seat, SQ to an opponent) reaches it, and no
+    # random split of the scoring cards among the four piles exceeds it.
+    best = 0
+    rng = np.random.default_rng(0)
+    owners = [rng.integers(0, 4, size=16) for _ in range(20000)]
+    owners += [np.zeros(16, int), np.array([0] * 13 + [1, 0, 0])]
+    for owner in owners:
+        piles = [sum(1 << b for b in range(16) if owner[b] == s) for s in range(4)]
+        best = max(best, abs(team_returns(pile_scores(piles))[0]))
+    assert best == MAX_RETURN

@@ -17,6 +17,7 @@ from ..games.gongzhu.functional import (
     is_terminal,
     returns,
 )
+from ..games.gongzhu.scoring import MAX_RETURN
 from .encoding import encode
 
 
@@ -52,6 +53,9 @@ class NetworkEvaluator:
         mover_team = self.teams[current_player(s)]  # [B]
         same = self.teams[None, :] == mover_team[:, None]  # [B, 4]
         values = ret + np.where(same, v[:, None], -v[:, None])  # [B, 4]
+        # No game ends outside +-MAX_RETURN: clipping keeps search (and so the value targets
+        # it makes) inside what is possible, which stops value estimates feeding on themselves.
+        np.clip(values, -MAX_RETURN, MAX_RETURN, out=values)
         done = is_terminal(s)
         values[done] = ret[done]
         return logits, values.astype(np.float32, copy=False)

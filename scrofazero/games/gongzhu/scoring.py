@@ -28,6 +28,9 @@ from .cards import (
 
 ALL_HEARTS_BONUS = 400  # the 13 hearts count +200 instead of -200
 LONE_C10_FINAL = 50
+# The largest possible |team difference|: one team takes all hearts + DJ + C10 (+600), the other
+# SQ (-100). Checked over every split of the scoring cards in tests/test_scoring.py.
+MAX_RETURN = 700
 
 
 def pile_score_reference(cards: Iterable[int], final: bool = True) -> int:
