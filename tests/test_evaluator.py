@@ -14,6 +14,7 @@ import torch
 
 from scrofazero.games.gongzhu.functional import StateBatch, current_player, is_terminal, returns
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.games.gongzhu.scoring import MAX_RETURN
 from scrofazero.nn.encoding import encode
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
@@ -97,3 +98,20 @@ def test_evaluator_flushes_denormals():
     NetworkEvaluator(PolicyValueNet(hidden=[8], num_blocks=0))
     if torch.set_flush_denormal(True):  # False where the CPU has no such mode
         assert (torch.tensor([1e-40]) * 1.0).item() == 0.0
+
+
+class HugeValueNet(torch.nn.Module):
+    """Value far outside anything a game can end with (+-5000 points by row parity)."""
+
+    def forward(self, x):
+        sign = 1.0 - 2.0 * (torch.arange(len(x)) % 2)
+        return torch.zeros(len(x), 52), 5000.0 * sign
+
+
+def test_values_are_clipped_to_possible_returns():
+    batch = positions(num_games=3)
+    _, values = NetworkEvaluator(HugeValueNet())(batch)
+    live = ~is_terminal(batch)
+    assert np.abs(values).max() == MAX_RETURN
+    assert np.all(np.abs(values[live]) == MAX_RETURN)  # every live row hit the bound
+    assert np.array_equal(values[~live], returns(batch)[~live])  # exact rows untouched
