@@ -46,6 +46,7 @@ class TrainConfig:
     value_weight: float = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
     value_unit: float = 10.0  # value error = mean squared error in units of this many points
     beta: float = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
+    outcome_weight: float = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
     max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
     max_minutes: Optional[float] = None  # stop after this much training wall time (None: no limit)
     eval_every: int = 10  # evaluate the raw network every this many batches (0: never)

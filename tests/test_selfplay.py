@@ -188,3 +188,17 @@ def test_policy_targets_function():
     assert p[2, 3] == p[2, 7] == 0.5 and p[2, 20] == 0 and p[2, 40] == 0
     with pytest.raises(ValueError):
         policy_targets(np.full((1, 52), np.nan), legal[:1])
+
+
+def test_outcome_values_and_the_mixed_target():
+    rec = play_selfplay(cheap_evaluator, 3, np.random.default_rng(5), MCTSConfig(),
+                        outcome_weight=0.25)
+    for i in range(0, len(rec), 7):
+        g, ply, seat = int(rec.game[i]), int(rec.ply[i]), int(rec.seat[i])
+        now = _replay(rec, g, upto=ply).returns()[seat]
+        assert rec.outcome_value[i] == pytest.approx(rec.final_returns[g, seat] - now)
+    want = 0.75 * rec.search_value + 0.25 * rec.outcome_value
+    assert np.allclose(rec.value_target, want, atol=1e-3)
+    assert not np.allclose(rec.search_value, rec.outcome_value)
+    with pytest.raises(ValueError, match="outcome_weight"):
+        play_selfplay(cheap_evaluator, 1, np.random.default_rng(0), MCTSConfig(), outcome_weight=2)

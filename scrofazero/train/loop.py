@@ -198,7 +198,8 @@ def run_training(cfg: DictConfig) -> Run:
                desc=f"train {cfg.run}")
     while not _should_stop(run):
         started, before = time.perf_counter(), run.train_seconds
-        records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta)
+        records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta,
+                                outcome_weight=t.outcome_weight)
         play_seconds = time.perf_counter() - started
         run.replay.add(records)
         metrics = _learn(run)
@@ -208,6 +209,9 @@ def run_training(cfg: DictConfig) -> Run:
         metrics["selfplay/games_per_s"] = records.games / play_seconds
         metrics["selfplay/simulations_per_s"] = records.simulations / play_seconds
         metrics["selfplay/evaluations_per_s"] = records.evaluations / play_seconds
+        # How far the search's bootstrapped target sits from what the games actually gave.
+        metrics["selfplay/value_target_gap"] = float(
+            np.abs(records.search_value - records.outcome_value).mean())
         metrics["train/games"] = run.games
         metrics["train/minutes"] = run.train_seconds / 60
         for key, value in metrics.items():

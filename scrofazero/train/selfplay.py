@@ -3,7 +3,8 @@
 Each ply, every game whose mover has more than one legal card is searched in ONE run_mcts call
 (the evaluator sees all games' leaves together); forced moves are played without search and not
 recorded. Targets follow gongzhu.md 6: policy = softmax(beta * root Q) over legal cards,
-value = best root Q minus the mover's current team difference ("points still to come").
+value = best root Q minus the mover's current team difference ("points still to come"), or,
+with outcome_weight > 0, a mix with the game's actual outcome minus that difference.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ class SelfPlayRecords:
 
     Per position: inputs [M, 434] float32 encoding; legal [M, 52] bool; policy_target [M, 52]
     float32 (sums to 1 over legal, 0 elsewhere); value_target [M] float32 points still to come for
-    the mover's team; seat [M] int8 mover; game [M] int32 and ply [M] int8 locate the position.
+    the mover's team (the one trained on), mixed from search_value [M] (best root Q - current team
+    difference, the paper's) and outcome_value [M] (the game's final team difference - current
+    one) by the outcome_weight of play_selfplay; seat [M] int8 mover; game [M] int32 and ply [M] int8 locate the position.
     Per game: deals [G, 52] int64, first_leader [G] int8, actions [G, 52] int8 cards in play
     order, final_returns [G, 4] float32. Totals: games, plies_searched (= M), simulations,
     evaluations (states sent to the evaluator), seconds (wall time).
@@ -45,6 +48,8 @@ class SelfPlayRecords:
     legal: np.ndarray
     policy_target: np.ndarray
     value_target: np.ndarray
+    search_value: np.ndarray
+    outcome_value: np.ndarray
     seat: np.ndarray
     game: np.ndarray
     ply: np.ndarray
@@ -77,12 +82,15 @@ def policy_targets(q: np.ndarray, legal: np.ndarray, beta: float = 0.2) -> np.nd
     return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
+def current_values(roots: StateBatch) -> np.ndarray:
+    """The mover's current team difference (mid-game valuation) -> [R] float64 points."""
+    return returns(roots)[np.arange(len(roots)), current_player(roots)].astype(np.float64)
+
+
 def value_targets(q: np.ndarray, legal: np.ndarray, roots: StateBatch) -> np.ndarray:
     """Best legal root Q minus the mover's current team difference -> [R] float32 points."""
     best = np.where(legal & np.isfinite(q), q, -np.inf).max(axis=1)  # [R]
-    mover = current_player(roots)  # [R]
-    now = returns(roots)[np.arange(len(roots)), mover]  # [R]
-    return (best - now).astype(np.float32)
+    return (best - current_values(roots)).astype(np.float32)
 
 
 def _initial_states(num_games: int, rng: np.random.Generator, deals):
@@ -108,17 +116,21 @@ def play_selfplay(
     mcts_config: MCTSConfig,
     beta: float = 0.2,
     deals=None,
+    outcome_weight: float = 0.0,
 ) -> SelfPlayRecords:
     """Play `num_games` full games in lockstep with search at every unforced ply.
 
     evaluator: StateBatch -> (logits [B, 52], values [B, 4]); deals: [G, 52] or None (random from
-    rng); first leaders are always drawn from rng. Moves are the argmax of root Q (the paper's
+    rng); first leaders are always drawn from rng. outcome_weight in [0, 1] mixes the trained
+    value target from the search target (0, the paper's) and the game's outcome (1). Moves are the argmax of root Q (the paper's
     rule, no exploration noise). Same rng state -> same records for a deterministic evaluator.
     """
     t0 = time.perf_counter()
     s, deals, leaders = _initial_states(num_games, rng, deals)
     actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
-    names = ("inputs", "legal", "q", "value", "seat", "game", "ply")
+    if not 0.0 <= outcome_weight <= 1.0:
+        raise ValueError(f"outcome_weight must lie in [0, 1], got {outcome_weight}")
+    names = ("inputs", "legal", "q", "value", "now", "seat", "game", "ply")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
     simulations = evaluations = 0
     for ply in range(NUM_CARDS):
@@ -137,6 +149,7 @@ def play_selfplay(
             parts["legal"].append(legal[rows])
             parts["q"].append(q)
             parts["value"].append(value_targets(q, legal[rows], roots))
+            parts["now"].append(current_values(roots))
             parts["seat"].append(current_player(roots).astype(np.int8))
             parts["game"].append(rows.astype(np.int32))
             parts["ply"].append(np.full(len(rows), ply, dtype=np.int8))
@@ -146,18 +159,23 @@ def play_selfplay(
     cat = {k: np.concatenate(v) if v else None for k, v in parts.items()}
     if cat["inputs"] is None:  # only possible with zero games
         raise ValueError("no searched position (num_games must be >= 1)")
+    final = returns(s).astype(np.float32)  # [G, 4]
+    outcome = (final[cat["game"], cat["seat"]] - cat["now"]).astype(np.float32)  # [M]
+    mixed = (1.0 - outcome_weight) * cat["value"] + outcome_weight * outcome
     return SelfPlayRecords(
         inputs=cat["inputs"].astype(np.float32, copy=False),
         legal=cat["legal"],
         policy_target=policy_targets(cat["q"], cat["legal"], beta),
-        value_target=cat["value"],
+        value_target=mixed.astype(np.float32),
+        search_value=cat["value"],
+        outcome_value=outcome,
         seat=cat["seat"],
         game=cat["game"],
         ply=cat["ply"],
         deals=deals,
         first_leader=leaders,
         actions=actions,
-        final_returns=returns(s).astype(np.float32),
+        final_returns=final,
         games=num_games,
         plies_searched=len(cat["value"]),
         simulations=simulations,
