@@ -7,14 +7,14 @@ the hands alone changes it; a just-played S2 and CA both get three ones in their
 original lost S2); trick blocks run most recent first; [B, 434] float32 of 0/1, B = 0 included.
 """
 
-import random
-
 import numpy as np
 
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.functional import StateBatch
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import ENCODING_VERSION, INPUT_SIZE, encode
+
+from positions import random_positions
 
 
 def reference_encode(s: GongzhuState) -> np.ndarray:
@@ -36,17 +36,6 @@ def reference_encode(s: GongzhuState) -> np.ndarray:
     return x
 
 
-def random_positions(num_games: int, seed: int) -> list[GongzhuState]:
-    rng = random.Random(seed)
-    states = []
-    for g in range(num_games):
-        s = GongzhuState(seed=seed * 1000 + g, leader=g % 4)
-        while True:
-            states.append(s.clone())
-            if s.is_terminal():
-                break
-            s.apply(rng.choice(s.legal_actions()))
-    return states
 
 
 def rotated(s: GongzhuState, k: int) -> GongzhuState:

@@ -7,17 +7,17 @@ outputs for the encoded rows; [B, 52] and [B, 4] float32 numpy for B = 0, 1 and 
 `calls` and `states` count requests and rows; forced bf16 autocast on CPU stays close to fp32.
 """
 
-import random
 
 import numpy as np
 import torch
 
 from scrofazero.games.gongzhu.functional import StateBatch, current_player, is_terminal, returns
-from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.games.gongzhu.scoring import MAX_RETURN
 from scrofazero.nn.encoding import encode
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
+
+from positions import random_positions
 
 
 class StubNet(torch.nn.Module):
@@ -28,16 +28,7 @@ class StubNet(torch.nn.Module):
 
 
 def positions(num_games=12, seed=0):
-    rng = random.Random(seed)
-    states = []
-    for g in range(num_games):
-        s = GongzhuState(seed=seed * 100 + g, leader=g % 4)
-        while True:
-            states.append(s.clone())
-            if s.is_terminal():
-                break
-            s.apply(rng.choice(s.legal_actions()))
-    return StateBatch.from_states(states)
+    return StateBatch.from_states(random_positions(num_games, seed, deal_stride=100))
 
 
 def test_team_convention_and_terminal_rows():
