@@ -14,7 +14,6 @@ import os
 from single_core import pin_one_core  # sets the thread variables before numpy is imported
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
 import sys  # noqa: E402
@@ -24,6 +23,7 @@ from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from scrofazero.eval.driver import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.batch import BatchGongzhu  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 
@@ -179,8 +179,7 @@ def main() -> None:
     }
     print_table(report)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+        write_json_atomic(args.json, report)
         print(f"wrote {args.json}")
 
 

@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 
 from scrofazero.agents.mr_greed import MrGreed  # noqa: E402
 from scrofazero.agents.random_agent import RandomAgent  # noqa: E402
+from scrofazero.eval.driver import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 
 ORIGINAL_GAMES_PER_S = 10.0  # the original Mr. Greed (gongzhu.md section 7)
@@ -145,8 +146,7 @@ def main() -> None:
           f">= {TARGET_RATIO:.0f}x original: {'met' if report['meets_target'] else 'NOT met'}; "
           f"same moves on {shared} shared games: {same}; warm-up {warmup_s:.1f} s")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        write_json_atomic(args.json, report)
     if not same:
         sys.exit("fast and reference agents played different cards")
 

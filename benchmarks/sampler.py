@@ -11,11 +11,11 @@ from __future__ import annotations
 import single_core  # noqa: F401  sets the thread variables before numpy is imported
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from scrofazero.eval.driver import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 from scrofazero.sampling import uniform  # noqa: E402
 
@@ -78,8 +78,7 @@ def main() -> None:
         print(f"{str(r['voids']):>6} {r['batch']:>6} {r['cache']:>6} {r['ms_per_deal']:>10.5f} "
               f"{r['original_ms_per_deal']:>9.2f} {r['speedup_vs_original']:>7.1f}x")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "sampler", "single_core": True, "results": rows}, f, indent=2)
+        write_json_atomic(args.json, {"benchmark": "sampler", "single_core": True, "results": rows})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -24,6 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scrofazero.eval.driver import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu import functional as F  # noqa: E402
 from scrofazero.games.gongzhu.deals import random_deal  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
@@ -122,8 +122,7 @@ def main() -> None:
           f"vs the original's 2 games/s on a GPU: {result['paper_net_vs_original_gpu']:.2f}x "
           f"on {device} with {torch.get_num_threads()} threads")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        write_json_atomic(args.json, result)
         print(f"wrote {args.json}")
 
 
