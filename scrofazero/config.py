@@ -76,18 +76,40 @@ class TrainRootConfig:
 
 
 @dataclass
+class PlayerConfig:
+    """The ScrofaZero player (agents/scrofazero_agent.py) as `evaluate.py` builds it."""
+
+    sampling: str = "stratified"  # stratified (on important cards) | uniform
+    num_important: int = 2  # important cards per decision (strata: every placement of them)
+    per_stratum: int = 1  # deals drawn in each stratum (paper: 2 cards x 1 = up to 9 deals)
+    num_deals: int = 9  # deals per decision with sampling=uniform
+    prior: str = "exact"  # stratum weights: exact (their uniform probability) | equal (original)
+    weighting: bool = True  # Bayesian (IEC) reweighting by the other players' earlier plays
+    beta_post: float = 0.015  # IEC: weight x exp(-beta_post x regret in points)
+    iec_form: str = "exp"  # exp | linear (the original code's max(0.1, 1 - beta_post x regret))
+    iec_draws: int = 1  # deals weighed per searched deal (1: the paper; m > 1: stratum weights from m x more draws)
+    budget_base: int = 10  # simulations per deal = budget_base + budget_per_legal x legal cards
+    budget_per_legal: int = 2
+    c_uct: float = 30.0  # UCB exploration constant in points
+    search_prior: str = "none"  # none (UCB, paper) | puct (policy prior)
+
+
+@dataclass
 class EvaluateConfig:
     game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated
-    mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds
+    mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds; belief: eval/belief.py
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows
-    player: str = "greed"  # the player measured by mode=wpg
-    checkpoint: Optional[str] = None  # network checkpoint for the 'raw' player (None: checkpoints/default/latest.pt)
+    player: str = "scrofazero"  # the player measured by mode=wpg
+    checkpoint: Optional[str] = None  # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
+    scrofazero: PlayerConfig = field(default_factory=PlayerConfig)  # settings of the 'scrofazero' player
+    raw_mode: str = "value"  # 'raw' player: value (1-ply value search, paper) | policy (argmax of the mean policy)
     raw_deals: int = 5  # sampled deals per decision of the 'raw' player
     deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
     deals_file: Optional[str] = None  # deal file, one 52-code line per deal (None: the 1024 standard deals)
     seed: int = 0  # seeds every random decision (per deal, play and seat)
     workers: int = 0  # processes playing deals in parallel (0: one per CPU core)
     greed_samples: int = 20  # sampled deals per Mr. Greed decision (the doc's N)
+    belief_games: int = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
     progress: bool = True  # show a tqdm progress bar
 

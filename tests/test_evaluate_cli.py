@@ -3,13 +3,18 @@
 Invariants: `--matrix` writes the documented JSON shape (players, margin, stderr, deals) with an
 antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed; bad input
 (unknown player, bad deal count, unreadable deal file) fails with a message naming it and writes
-no output file.
+no output file; `--wpg` measures the ScrofaZero player by default and writes wpg, stderr,
+deals, games and seconds_per_game; `--matrix` takes the network players and prints the
+intransitivity epsilon; mode=belief writes the belief diagnostic; without checkpoint=PATH the
+newest checkpoints/*/latest.pt is used, and a missing one is named.
 """
 
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,3 +55,70 @@ def test_bad_input_is_named(tmp_path):
     proc = run_cli("--matrix", f"deals_file={tmp_path / 'missing.txt'}", f"out={out}")
     assert proc.returncode != 0 and "missing.txt" in proc.stderr
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    import torch
+
+    from scrofazero.nn.network import PolicyValueNet
+    from scrofazero.train.checkpoints import save_checkpoint
+
+    torch.manual_seed(0)
+    model = PolicyValueNet(hidden=(32,), num_blocks=1)
+    base = tmp_path_factory.mktemp("ckpt")
+    save_checkpoint(base / "run", model=model, optimizer=None, step=1, config={})
+    return base
+
+
+def test_wpg_scrofazero_default_player(tiny_checkpoint, tmp_path):
+    out = tmp_path / "w.json"
+    ckpt = tiny_checkpoint / "run" / "latest.pt"
+    proc = run_cli("--wpg", f"checkpoint={ckpt}", "deals=1", "greed_samples=4",
+                   "scrofazero.sampling=uniform", "scrofazero.num_deals=3", f"out={out}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["player"] == "scrofazero" and result["games"] == 2 and result["deals"] == 1
+    assert set(result) >= {"wpg", "stderr", "deals", "games", "seconds_per_game"}
+    assert result["seconds_per_game"] > 0 and result["settings"]["num_deals"] == 3
+    assert "WPG of scrofazero" in proc.stdout
+
+
+def test_matrix_with_network_players_prints_epsilon(tiny_checkpoint, tmp_path):
+    out = tmp_path / "m.json"
+    ckpt = tiny_checkpoint / "run" / "latest.pt"
+    proc = run_cli("--matrix", "players=[random,raw,scrofazero]", f"checkpoint={ckpt}",
+                   "deals=1", "scrofazero.num_important=1", "scrofazero.weighting=false",
+                   f"out={out}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["players"] == ["random", "raw", "scrofazero"]
+    assert 0 <= result["intransitivity"]["epsilon"] <= 1
+    assert "intransitivity epsilon" in proc.stdout
+
+
+def test_belief_mode(tiny_checkpoint, tmp_path):
+    out = tmp_path / "b.json"
+    ckpt = tiny_checkpoint / "run" / "latest.pt"
+    proc = run_cli("mode=belief", "player=raw", "raw_mode=policy", "belief_games=1",
+                   f"checkpoint={ckpt}", f"out={out}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["card_predictions"] > 0 and "mean_log_likelihood_gain" in result
+    assert 1 <= result["mean_ess"] <= result["mean_deals"]
+
+
+def test_find_checkpoint(tmp_path):
+    import os
+
+    from scrofazero.eval.driver import find_checkpoint
+
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        find_checkpoint(None, root=tmp_path)
+    for i, name in enumerate(["b", "a"]):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "latest.pt").write_bytes(b"x")
+        os.utime(tmp_path / name / "latest.pt", (1000 + i, 1000 + i))
+    assert find_checkpoint(None, root=tmp_path) == str(tmp_path / "a" / "latest.pt")
+    with pytest.raises(FileNotFoundError, match="nope.pt"):
+        find_checkpoint(str(tmp_path / "nope.pt"))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .base import Agent
 
-AGENT_NAMES = ("random", "if", "greed", "raw")
+AGENT_NAMES = ("random", "if", "greed", "raw", "scrofazero")
 
 
 def make_agent(name: str, **kwargs) -> Agent:
     """Build a player by its registry name: 'random', 'if' (Mr. If) or 'greed' (Mr. Greed)
-    or 'raw' (the network with a 1-ply value search over sampled deals; needs a checkpoint)."""
+    or 'raw' (the network with a 1-ply value search over sampled deals; needs a checkpoint)
+    or 'scrofazero' (the full player: sampled deals, IEC weights, batched MCTS)."""
     if name == "random":
         from .random_agent import RandomAgent
 
@@ -26,6 +27,10 @@ def make_agent(name: str, **kwargs) -> Agent:
         from .raw_net import RawNetworkAgent
 
         return RawNetworkAgent(**kwargs)
+    if name == "scrofazero":
+        from .scrofazero_agent import ScrofaZeroAgent
+
+        return ScrofaZeroAgent(**kwargs)
     raise ValueError(f"unknown player {name!r}; choose from {', '.join(AGENT_NAMES)}")
 
 

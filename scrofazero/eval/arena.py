@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import sys
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -87,6 +88,9 @@ def _build_agents(player_a: str, player_b: str, agent_kwargs: dict) -> list[Agen
 def _init_worker(player_a: str, player_b: str, agent_kwargs: dict, seed: int) -> None:
     _WORKER["agents"] = _build_agents(player_a, player_b, agent_kwargs)
     _WORKER["seed"] = seed
+    torch = sys.modules.get("torch")  # loaded by network players only
+    if torch is not None:
+        torch.set_num_threads(1)  # one thread per worker process: workers share the cores
 
 
 def _play_chunk(task: tuple[int, np.ndarray]) -> list[float]:

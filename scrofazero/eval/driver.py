@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from ..agents import AGENT_NAMES
@@ -41,39 +42,116 @@ def _check_players(names) -> list[str]:
     return names
 
 
+def find_checkpoint(checkpoint, root="checkpoints") -> str:
+    """`checkpoint` if given (it must exist), else the most recently written
+    <root>/<run>/latest.pt; FileNotFoundError naming what is missing."""
+    if checkpoint:
+        if not Path(checkpoint).is_file():
+            raise FileNotFoundError(f"checkpoint {checkpoint} not found (set checkpoint=PATH)")
+        return str(checkpoint)
+    found = sorted(Path(root).glob("*/latest.pt"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise FileNotFoundError(
+            f"no checkpoint under {root}/*/latest.pt: train one with `python train.py` or set "
+            "checkpoint=PATH")
+    return str(found[-1])
+
+
+def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
+    """make_agent keyword arguments for the players `names`, and the checkpoint they load."""
+    kwargs = {"greed": {"num_samples": cfg.greed_samples}}
+    checkpoint = None
+    if "raw" in names or "scrofazero" in names:
+        checkpoint = find_checkpoint(cfg.checkpoint)
+    if "raw" in names:
+        kwargs["raw"] = {"checkpoint": checkpoint, "num_deals": cfg.raw_deals,
+                         "mode": cfg.raw_mode}
+    if "scrofazero" in names:
+        from omegaconf import OmegaConf
+
+        settings = OmegaConf.to_container(cfg.scrofazero, resolve=True)
+        kwargs["scrofazero"] = {"checkpoint": checkpoint, **settings}
+    return {k: v for k, v in kwargs.items() if k in names}, checkpoint
+
+
 def run_evaluate(cfg) -> dict:
-    """Run cfg.mode ('matrix' or 'wpg') for Gongzhu; print the table; return the result dict."""
+    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu; print; return the result dict."""
     from .arena import duplicate_match, format_matrix, matrix
 
     if cfg.game.name != "gongzhu":
         raise ValueError(f"evaluate.py supports game=gongzhu for now, not {cfg.game.name!r}")
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")
-    deals = load_deals(cfg.deals_file, limit=cfg.deals)
     workers = cfg.workers or os.cpu_count() or 1
-    kwargs = {"greed": {"num_samples": cfg.greed_samples}}
-    if "raw" in (*cfg.players, cfg.player):
-        checkpoint = cfg.checkpoint or str(Path("checkpoints") / "default" / "latest.pt")
-        if not Path(checkpoint).is_file():
-            raise FileNotFoundError(f"checkpoint {checkpoint} not found (set checkpoint=PATH)")
-        kwargs["raw"] = {"checkpoint": checkpoint, "num_deals": cfg.raw_deals}
     if cfg.mode == "matrix":
+        from .epsilon import format_intransitivity, intransitivity
+
         players = _check_players(cfg.players)
+        kwargs, checkpoint = _agent_kwargs(cfg, players, workers)
+        deals = load_deals(cfg.deals_file, limit=cfg.deals)
         result = matrix(players, deals, seed=cfg.seed, workers=workers,
                         progress=cfg.progress, agent_kwargs=kwargs)
         print(format_matrix(result))
+        if len(players) >= 3:
+            result["intransitivity"] = intransitivity(result["margin"])
+            print(format_intransitivity(players, result["intransitivity"]))
     elif cfg.mode == "wpg":
         _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
-        pair = {k: v for k, v in kwargs.items() if k in (cfg.player, "greed")}
+        kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player, "greed"], workers)
+        deals = load_deals(cfg.deals_file, limit=cfg.deals)
+        if checkpoint:
+            print(f"{cfg.player} plays with {checkpoint}")
+        started = time.perf_counter()
         match = duplicate_match(cfg.player, "greed", deals, seed=cfg.seed, workers=workers,
-                                progress=cfg.progress, agent_kwargs=pair)
+                                progress=cfg.progress, agent_kwargs=kwargs)
+        wall = time.perf_counter() - started
+        games = 2 * match.deals
         result = {"player": cfg.player, "wpg": match.mean, "stderr": match.stderr,
-                  "deals": match.deals}
+                  "deals": match.deals, "games": games,
+                  # time one worker process spends per game (all four seats' moves)
+                  "seconds_per_game": wall * min(workers, match.deals) / games,
+                  "wall_seconds": wall, "workers": workers, "checkpoint": checkpoint}
+        if cfg.player == "scrofazero":
+            result["settings"] = kwargs["scrofazero"]
         print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
-              f"over {match.deals} deals x 2")
+              f"over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
+    elif cfg.mode == "belief":
+        result = _run_belief(cfg)
     else:
-        raise ValueError(f"unknown mode {cfg.mode!r}: use --matrix or --wpg")
+        raise ValueError(f"unknown mode {cfg.mode!r}: use --matrix, --wpg or mode=belief")
     result["seed"] = cfg.seed
     if cfg.out:
         print(f"wrote {write_json_atomic(cfg.out, result)}")
+    return result
+
+
+def _run_belief(cfg) -> dict:
+    """mode=belief: eval.belief on games of four copies of cfg.player (the net's own view)."""
+    from ..agents import make_agent
+    from ..agents.iec import IECConfig
+    from ..nn.evaluator import NetworkEvaluator
+    from ..train.checkpoints import load_model
+    from .belief import belief_quality
+
+    if cfg.belief_games < 1:
+        raise ValueError(f"belief_games must be >= 1, got {cfg.belief_games}")
+    _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
+    kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player], 1)
+    checkpoint = checkpoint or find_checkpoint(cfg.checkpoint)
+    player = make_agent(cfg.player, **kwargs.get(cfg.player, {}))
+    evaluator = NetworkEvaluator(load_model(checkpoint))
+    iec = IECConfig(beta_post=cfg.scrofazero.beta_post, form=cfg.scrofazero.iec_form)
+    deals = load_deals(cfg.deals_file, limit=cfg.belief_games)
+    result = belief_quality([player] * 4, lambda x: evaluator.forward_features(x)[0], deals,
+                            cfg.seed, num_important=cfg.scrofazero.num_important,
+                            per_stratum=cfg.scrofazero.per_stratum * cfg.scrofazero.iec_draws,
+                            iec=iec,
+                            progress=cfg.progress)
+    result.update(player=cfg.player, checkpoint=checkpoint)
+    print(f"belief over {result['card_predictions']} important-card predictions in "
+          f"{result['informed_positions']} informed positions of {result['games']} games of "
+          f"{cfg.player}: log-likelihood gain of IEC over uniform "
+          f"{result['mean_log_likelihood_gain']:+.4f} ({result['gain_stderr']:.4f}) nats; "
+          f"holder accuracy {result['accuracy_iec']:.3f} IEC vs {result['accuracy_uniform']:.3f} "
+          f"uniform; mean ESS {result['mean_ess']:.2f} of {result['mean_deals']:.1f} deals")
     return result

@@ -1,6 +1,6 @@
 """Neural network side of ScrofaZero: input encoding, the policy-value net and its evaluator."""
 
-from .encoding import ENCODING_VERSION, INPUT_SIZE, encode
+from .encoding import ENCODING_VERSION, INPUT_SIZE, encode, encode_own_view
 from .evaluator import NetworkEvaluator
 from .network import PolicyValueNet, masked_log_softmax, num_parameters
 
@@ -10,6 +10,7 @@ __all__ = [
     "NetworkEvaluator",
     "PolicyValueNet",
     "encode",
+    "encode_own_view",
     "masked_log_softmax",
     "num_parameters",
 ]

@@ -55,3 +55,15 @@ def encode(s: StateBatch) -> np.ndarray:
         out[has, first + 1] = 1.0
         out[has, first + 2] = 1.0
     return out
+
+
+def encode_own_view(s: StateBatch) -> np.ndarray:
+    """Like `encode`, but as the player to move sees the deal: its own hand exact and every card
+    it cannot see (those in the other three hands) written as 1/3 in each other hand's block.
+    The input of the Bayesian (IEC) weighting's policy queries (gongzhu.md section 6)."""
+    x = encode(s)
+    b = len(s)
+    block = slice(HANDS_OFFSET + NUM_CARDS, PILES_OFFSET)  # hands of seats p+1, p+2, p+3
+    unseen = x[:, block].reshape(b, 3, NUM_CARDS).sum(axis=1) / 3.0  # [B, 52]
+    x[:, block] = np.tile(unseen, 3)
+    return x

@@ -60,6 +60,15 @@ class NetworkEvaluator:
         values[done] = ret[done]
         return logits, values.astype(np.float32, copy=False)
 
+    def forward_features(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Network on already encoded inputs x [B, 434]: (logits [B, 52], value [B]) float32,
+        raw (unmasked logits; value in points to come for the mover's team)."""
+        self.calls += 1
+        self.states += len(x)
+        out = self._forward(np.ascontiguousarray(x, dtype=np.float32)) if len(x) else \
+            np.zeros((0, 53), dtype=np.float32)
+        return np.ascontiguousarray(out[:, :-1]), out[:, -1].copy()
+
     def _forward(self, x: np.ndarray) -> np.ndarray:
         """x [B, 434] -> [B, 53] float32 numpy: 52 logits then the value, one host copy."""
         with torch.inference_mode(), torch.autocast(

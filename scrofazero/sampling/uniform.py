@@ -243,6 +243,13 @@ def sample_owners(view: InfoView, num_deals: int, rng: np.random.Generator) -> n
     consistent deals). Raises ValueError when no deal is consistent."""
     cards, sizes, voids, others = view_constraints(view)
     assign = sample_assignment(cards, sizes, voids, num_deals, rng)  # [D, U]
+    return assignment_owners(view, cards, others, assign)
+
+
+def assignment_owners(view: InfoView, cards: np.ndarray, others, assign: np.ndarray) -> np.ndarray:
+    """Owners [D, 52] int8 of sampled assignments `assign` [D, U] of the view's unseen `cards`
+    [U] to `others` (3,) (as returned by view_constraints): -1 played, view.seat for the
+    viewer's own hand."""
     base = np.full(NUM_CARDS, -1, dtype=np.int8)
     base[mask_to_cards(view.hand)] = view.seat
     out = np.tile(base, (assign.shape[0], 1))  # [D, 52]

@@ -69,6 +69,25 @@ class StateBatch:
         )
 
 
+    @staticmethod
+    def from_view(view, hands) -> "StateBatch":
+        """The states of `view` completed by each row of `hands` [D, 4] (uint64 52-bit masks of
+        the current hands of sampled deals, e.g. sampling.uniform.owners_to_hands): batched and
+        unchecked counterpart of GongzhuState.from_view (tests check they agree)."""
+        hands = np.asarray(hands, dtype=np.uint64).reshape(-1, 4)
+        d = hands.shape[0]
+        trick = np.full((d, 4), -1, dtype=np.int8)
+        trick[:, : len(view.trick)] = view.trick
+        return StateBatch(
+            hands=hands.copy(),
+            piles=np.tile(np.array(view.piles, dtype=np.int32), (d, 1)),
+            trick=trick,
+            trick_len=np.full(d, len(view.trick), dtype=np.int8),
+            leader=np.full(d, view.leader, dtype=np.int8),
+            num_played=np.full(d, len(view.history), dtype=np.int8),
+        )
+
+
 _FIELDS = ("hands", "piles", "trick", "trick_len", "leader", "num_played")
 
 
