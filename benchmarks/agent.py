@@ -7,7 +7,7 @@ decisions), their ratio, and the original's 4.7 s per game (6.2 s with weighting
 the anchor; also the same with our iec_draws = 8 (stratum weights from 8 x more deals).
 The network is the default preset (`model=small`), freshly initialised unless --checkpoint
 is given (speed does not depend on the weights once denormals are flushed, nn/evaluator.py).
-Usage: python benchmarks/agent.py --json PATH [--games 8] [--checkpoint PATH] [--threads 0]
+Usage: python benchmarks/agent.py --json PATH [--games 16] [--checkpoint PATH] [--threads 1]
 """
 
 from __future__ import annotations
@@ -76,9 +76,10 @@ def measure(model, games: int, iec_draws: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True, help="where to write the results")
-    parser.add_argument("--games", type=int, default=8)
+    parser.add_argument("--games", type=int, default=16)
     parser.add_argument("--checkpoint", default=None)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (small batches run best on one; 0: torch default)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

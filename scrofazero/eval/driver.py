@@ -110,7 +110,9 @@ def run_evaluate(cfg) -> dict:
                   "deals": match.deals, "games": games,
                   # time one worker process spends per game (all four seats' moves)
                   "seconds_per_game": wall * min(workers, match.deals) / games,
-                  "wall_seconds": wall, "workers": workers, "checkpoint": checkpoint}
+                  "wall_seconds": wall, "workers": workers, "checkpoint": checkpoint,
+                  # per-deal values, so that two runs on the same deals can be compared paired
+                  "values": match.values.tolist()}
         if cfg.player == "scrofazero":
             result["settings"] = kwargs["scrofazero"]
         print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
