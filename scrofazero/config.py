@@ -7,7 +7,7 @@ Nothing here reads a config at import time: `register_configs()` is called by th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 GAMES = ("gongzhu", "tiny_crew", "fish")
 
@@ -15,7 +15,18 @@ GAMES = ("gongzhu", "tiny_crew", "fish")
 @dataclass
 class GameConfig:
     name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
-    leader: int = 0  # seat that leads the first trick when a game is created without a deal
+    leader: Any = 0  # Gongzhu: seat leading the first trick when a game is created without a deal
+
+
+@dataclass
+class TinyCrewConfig(GameConfig):
+    name: str = "tiny_crew"
+    leader: Any = "seat0"  # who leads the first trick: seat0 | captain (the holder of S3)
+    t1: int = 0  # seat owning T1 "win the red 3"
+    t2: int = 1  # seat owning T2 "win exactly one blue card"
+    search_deals: int = 20  # consistent deals the search player solves per decision (all when fewer)
+    improve_rounds: int = 3  # rounds of exact best responses over the seats applied to the search policy
+    deal_stride: int = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
 
 
 @dataclass
@@ -96,7 +107,7 @@ class PlayerConfig:
 
 @dataclass
 class EvaluateConfig:
-    game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated
+    game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated (game=gongzhu | tiny_crew)
     mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds; belief: eval/belief.py
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows
     player: str = "scrofazero"  # the player measured by mode=wpg
@@ -122,6 +133,7 @@ def register_configs() -> None:
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="train_schema", node=TrainRootConfig)
     store.store(group="game", name="gongzhu_schema", node=GameConfig)
+    store.store(group="game", name="tiny_crew_schema", node=TinyCrewConfig)
     store.store(group="model", name="model_schema", node=ModelConfig)
     store.store(group="search", name="search_schema", node=SearchConfig)
     store.store(group="train", name="train_schema", node=TrainConfig)

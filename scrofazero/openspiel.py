@@ -387,3 +387,5 @@ def _played_mask(gs: GongzhuState) -> int:
 
 
 pyspiel.register_game(GAME_TYPE, GongzhuGame)
+
+from . import openspiel_tiny_crew  # noqa: E402,F401  (registers python_tiny_crew)

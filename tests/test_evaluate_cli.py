@@ -122,3 +122,16 @@ def test_find_checkpoint(tmp_path):
     assert find_checkpoint(None, root=tmp_path) == str(tmp_path / "a" / "latest.pt")
     with pytest.raises(FileNotFoundError, match="nope.pt"):
         find_checkpoint(str(tmp_path / "nope.pt"))
+
+
+def test_tiny_crew_report(tmp_path):
+    out = tmp_path / "t.json"
+    proc = run_cli("game=tiny_crew", "game.deal_stride=350", "game.improve_rounds=1",
+                   f"out={out}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["deals"] == 99 and result["cfr"] is None and result["mccfr"] is None
+    assert 0 <= result["random"] < result["search"] <= result["open_hand_bound"] <= 1
+    assert result["search_improved"] >= result["search"]
+    proc = run_cli("game=tiny_crew", "game.leader=dealer", f"out={tmp_path / 'never.json'}")
+    assert proc.returncode != 0 and "leader" in proc.stderr

@@ -75,11 +75,20 @@ def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
 
 
 def run_evaluate(cfg) -> dict:
-    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu; print; return the result dict."""
+    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu, or the exact Tiny Crew report
+    (eval/tiny_crew.py); print; return the result dict."""
     from .arena import duplicate_match, format_matrix, matrix
 
+    if cfg.game.name == "tiny_crew":
+        from .tiny_crew import run_tiny_crew
+
+        result = run_tiny_crew(cfg)
+        if cfg.out:
+            print(f"wrote {write_json_atomic(cfg.out, result)}")
+        return result
     if cfg.game.name != "gongzhu":
-        raise ValueError(f"evaluate.py supports game=gongzhu for now, not {cfg.game.name!r}")
+        raise ValueError(f"evaluate.py supports game=gongzhu and game=tiny_crew for now, "
+                         f"not {cfg.game.name!r}")
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")
     workers = cfg.workers or os.cpu_count() or 1

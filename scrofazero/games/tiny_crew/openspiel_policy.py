@@ -1,0 +1,50 @@
+"""OpenSpiel policies -> our exact tables: read OpenSpiel's Python external-sampling MCCFR
+solver back into a TabularPolicy so that games/tiny_crew/exact.py evaluates it over all deals."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .exact import TabularPolicy
+from .rules import NUM_CARDS, trick_winner
+
+
+def legal_from_key(key: int) -> list[int]:
+    """The mover's legal cards at the information state `key` (fast.info_key layout), from its
+    initial hand, the first leader and the plays (who played what follows from trick winners)."""
+    hand, leader, n = key & 0xFFF, (key >> 12) & 3, (key >> 14) & 15
+    plays = [(key >> (18 + 4 * j)) & 15 for j in range(n)]
+    trick: list[int] = []
+    for card in plays:
+        hand &= ~(1 << card)  # only the mover's own plays are in its hand
+        trick.append(card)
+        if len(trick) == 3:
+            leader, trick = trick_winner(trick, leader), []
+    cards = [c for c in range(NUM_CARDS) if hand >> c & 1]
+    if trick:
+        follow = [c for c in cards if c // 3 == trick[0] // 3]
+        if follow:
+            return follow
+    return cards
+
+
+def mccfr_to_tabular(solver) -> TabularPolicy:
+    """The average policy of an open_spiel.python.algorithms.external_sampling_mccfr solver
+    (its arrays are over the legal actions in ascending order)."""
+    from ...openspiel_tiny_crew import key_from_info_string
+
+    keys, rows = [], []
+    for text, (_, avg) in solver._infostates.items():
+        if "dealt" in text:
+            continue  # no decisions while dealing
+        key = key_from_info_string(text)
+        legal = legal_from_key(key)
+        row = np.zeros(NUM_CARDS)
+        total = float(np.sum(avg))
+        row[legal] = np.asarray(avg) / total if total > 0 else 1.0 / len(legal)
+        keys.append(key)
+        rows.append(row)
+    policy = TabularPolicy()
+    if keys:
+        policy.set_rows(keys, np.array(rows))
+    return policy
