@@ -127,11 +127,14 @@ def test_find_checkpoint(tmp_path):
 def test_tiny_crew_report(tmp_path):
     out = tmp_path / "t.json"
     proc = run_cli("game=tiny_crew", "game.deal_stride=350", "game.improve_rounds=1",
-                   f"out={out}")
+                   "game.crossplay=true", f"out={out}")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["deals"] == 99 and result["cfr"] is None and result["mccfr"] is None
     assert 0 <= result["random"] < result["search"] <= result["open_hand_bound"] <= 1
     assert result["search_improved"] >= result["search"]
+    cross = result["crossplay"]
+    assert cross["AAA"] == pytest.approx(result["search_improved"])
+    assert set(cross) == {"search_seed1", "AAA", "BBB", "ABB", "BAB", "BBA", "BAA", "ABA", "AAB"}
     proc = run_cli("game=tiny_crew", "game.leader=dealer", f"out={tmp_path / 'never.json'}")
     assert proc.returncode != 0 and "leader" in proc.stderr

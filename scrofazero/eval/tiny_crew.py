@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 
-from ..games.tiny_crew import fast
 from ..games.tiny_crew.exact import Setting, TabularPolicy
 from ..games.tiny_crew.rules import Params
 
@@ -38,17 +37,23 @@ def run_tiny_crew(cfg) -> dict:
     result = {"deals": len(setting.deals), "deal_stride": game.deal_stride,
               "setting": {"leader": params.leader, "t1": params.t1_seat, "t2": params.t2_seat}}
     result["random"] = timed("random", lambda: setting.evaluate(TabularPolicy()))
-    cache = fast.new_index()
-    result["search"] = timed(
-        "search", lambda: float(setting.search_values(game.search_deals, cache).mean()))
-    search_policy = TabularPolicy(fast.new_index(), np.zeros((len(cache), 12)))
-    fast.merge_onehot(search_policy.index, search_policy.probs, cache, np.arange(12), 0)
+    search_policy = setting.search_policy(game.search_deals)
+    result["search"] = timed("search", lambda: setting.evaluate(search_policy))
     steps = []
-    improved = timed("search_improved", lambda: setting.improve(
-        search_policy, max_rounds=game.improve_rounds,
-        log=lambda seat, v: steps.append({"seat": seat, "win_rate": v}))[1][-1])
+    made = {}
+
+    def improve() -> float:
+        made["policy"], history = setting.improve(
+            search_policy, max_rounds=game.improve_rounds,
+            log=lambda seat, v: steps.append({"seat": seat, "win_rate": v}))
+        return history[-1]
+
+    improved = timed("search_improved", improve)
+    improved_policy = made["policy"]
     result["search_improved"] = improved
     result["improvement_steps"] = steps
+    if game.crossplay:
+        result["crossplay"] = _crossplay(setting, game, search_policy, improved_policy, timed)
     result["open_hand_bound"] = timed("open_hand_bound", setting.open_hand_bound)
     result["cfr"] = None
     result["mccfr"] = None
@@ -58,5 +63,26 @@ def run_tiny_crew(cfg) -> dict:
           f"{params.t2_seat}: exact win rates over all {result['deals']} deals")
     for name in ("random", "search", "search_improved", "open_hand_bound"):
         print(f"  {name:16} {result[name]:.4f}")
+    cross = result.get("crossplay")
+    if cross:
+        print(f"  search, seed 1   {cross['search_seed1']:.4f}")
+        print("  cross-play of the improved policies A (seed 0) and B (seed 1), seat s playing "
+              "pattern[s]:")
+        print("    " + ", ".join(f"{k} {v:.4f}" for k, v in cross.items() if k != "search_seed1"))
     print("  cfr, mccfr       not trained yet (null)")
     return result
+
+
+def _crossplay(setting: Setting, game, search_a, improved_a, timed) -> dict:
+    """Seed 1's search player, improved the same way, cross-played with seed 0's: every
+    assignment of the two improved policies to the three seats (are conventions brittle?)."""
+    from ..games.tiny_crew.crossplay import mix
+
+    search_b = setting.search_policy(game.search_deals, seed=1)
+    improved_b, _ = setting.improve(search_b, max_rounds=game.improve_rounds)
+    pair = {"A": improved_a, "B": improved_b}
+    out = {"search_seed1": setting.evaluate(search_b)}
+    for pattern in ("AAA", "BBB", "ABB", "BAB", "BBA", "BAA", "ABA", "AAB"):
+        out[pattern] = timed(f"crossplay {pattern}",
+                             lambda p=pattern: setting.evaluate(mix([pair[c] for c in p])))
+    return out

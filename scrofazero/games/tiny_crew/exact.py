@@ -31,10 +31,25 @@ def deals_table() -> np.ndarray:
 
 @dataclass
 class TabularPolicy:
-    """index: numba dict key -> row; probs [M, 12] (rows sum to 1 over legal cards)."""
+    """index: numba dict key -> row; probs [M, 12] (rows sum to 1 over legal cards).
+
+    States missing from the table play uniformly when fallback_deals == 0, else as the
+    determinized search player with that many deals and salts[seat] as its seed (a total
+    policy: what search-derived and best-response tables need when other seats deviate);
+    `cache` memoises the search player's choices for these salts."""
 
     index: object = field(default_factory=fast.new_index)
     probs: np.ndarray = field(default_factory=lambda: np.zeros((0, 12)))
+    fallback_deals: int = 0
+    salts: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.int64))
+    cache: object = field(default_factory=fast.new_index)
+
+    def fb(self) -> tuple:
+        return (int(self.fallback_deals), np.asarray(self.salts, dtype=np.int64), self.cache)
+
+    def with_table(self, index, probs) -> "TabularPolicy":
+        """Another table with the same fallback (and its cache)."""
+        return TabularPolicy(index, probs, self.fallback_deals, self.salts, self.cache)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -52,7 +67,7 @@ class TabularPolicy:
         self.probs[target] = rows
 
     def copy(self) -> "TabularPolicy":
-        return TabularPolicy(fast.copy_index(self.index), self.probs.copy())
+        return self.with_table(fast.copy_index(self.index), self.probs.copy())
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys [M] int64, probs [M, 12]) in row order, for checkpoints."""
@@ -88,7 +103,7 @@ class Setting:
     def deal_values(self, policy: TabularPolicy) -> np.ndarray:
         """[34650] exact win probability of each deal under `policy`."""
         probs = policy.probs if len(policy.probs) else np.zeros((1, 12))
-        return fast.policy_values(*self._args(), policy.index, probs)
+        return fast.policy_values(*self._args(), policy.index, probs, policy.fb())
 
     def evaluate(self, policy: TabularPolicy) -> float:
         """The team's exact win rate over all deals (deals equally likely)."""
@@ -98,10 +113,14 @@ class Setting:
         """Best possible win rate with every hand open (an upper bound on any policy)."""
         return float(fast.open_hand_values(*self._args()).mean())
 
-    def search_values(self, max_deals: int = 20, cache=None) -> np.ndarray:
-        """[34650] 0/1 wins of the determinized search player (see fast.search_choice)."""
-        cache = fast.new_index() if cache is None else cache
-        return fast.search_values(*self._args(), cache, int(max_deals))
+    def search_policy(self, max_deals: int = 20, seed: int = 0) -> TabularPolicy:
+        """The determinized search player (fast.search_choice with max_deals deals, drawn with
+        `seed` mixed into each information state's seed) as a policy: an empty table whose
+        fallback is the search."""
+        if max_deals < 1:
+            raise ValueError(f"max_deals must be >= 1, got {max_deals}")
+        return TabularPolicy(fallback_deals=int(max_deals),
+                             salts=np.full(3, int(seed), dtype=np.int64))
 
     def best_response(self, policy: TabularPolicy, seat: int) -> TabularPolicy:
         """`policy` with seat's play replaced by an exact best response to the other seats
@@ -119,14 +138,14 @@ class Setting:
                 q_legal = np.zeros(capacity, dtype=np.int64)
                 overflow = np.zeros(1, dtype=np.int64)
                 fast.br_level(*self._args(), seat, level, policy.index, probs, br_index,
-                              br_card, q_index, q, q_legal, overflow)
+                              br_card, q_index, q, q_legal, overflow, policy.fb())
                 if not overflow[0]:
                     break
                 capacity *= 4
             choice = fast.best_cards(q, q_legal, len(q_index))
             fast.append_index(br_index, q_index, len(br_card))
             br_card = np.concatenate([br_card, choice])
-        out = TabularPolicy(fast.copy_index(policy.index), policy.probs)
+        out = policy.with_table(fast.copy_index(policy.index), policy.probs)
         missing = fast.count_missing(out.index, br_index)
         start = len(policy.probs)
         out.probs = np.concatenate([policy.probs, np.zeros((missing, 12))])

@@ -143,35 +143,54 @@ def open_hand_values(deals, first_leaders, t1, t2):
 
 # --- exact value of a joint tabular policy ---------------------------------------------------
 @njit
-def _policy_value(stack, d, index, probs):
+def _fallback_card(r, key, legal, fb):
+    """A state missing from the table: its only legal card, else the search player's card
+    (memoised in fb[2]; fb = (max deals, salt per seat [3], cache))."""
+    if _popcount(legal) == 1:
+        c = 0
+        while not legal >> c & 1:
+            c += 1
+        return c
+    cache = fb[2]
+    if key in cache:
+        return cache[key]
+    c = search_choice(r, fb[0], (key + fb[1][mover(r)] * 1000003) % 2147483647)
+    cache[key] = c
+    return c
+
+
+@njit
+def _policy_value(stack, d, index, probs, fb):
     r = stack[d]
     if is_terminal(r):
         return won(r)
     legal = legal_mask(r)
     key = info_key(r)
+    if key not in index and fb[0] > 0:
+        step(r, _fallback_card(r, key, legal, fb), stack[d + 1])
+        return _policy_value(stack, d + 1, index, probs, fb)
     row = index[key] if key in index else -1
-    count = 0
-    for c in range(12):
-        count += legal >> c & 1
+    count = _popcount(legal)
     total = 0.0
     for c in range(12):
         if legal >> c & 1:
             p = probs[row, c] if row >= 0 else 1.0 / count
             if p > 0.0:
                 step(r, c, stack[d + 1])
-                total += p * _policy_value(stack, d + 1, index, probs)
+                total += p * _policy_value(stack, d + 1, index, probs, fb)
     return total
 
 
 @njit
-def policy_values(deals, first_leaders, t1, t2, index, probs):
+def policy_values(deals, first_leaders, t1, t2, index, probs, fb):
     """[D] exact win probability of every deal under the joint policy (index: key -> row of
-    probs [M, 12]; an information state missing from index plays uniformly over legal cards)."""
+    probs [M, 12]). A state missing from index plays uniformly over its legal cards when
+    fb[0] == 0, else the search player's card with fb[0] deals (see _fallback_card)."""
     out = np.zeros(len(deals))
     stack = np.zeros((MAX_DEPTH + 1, ROW), dtype=np.int64)
     for i in range(len(deals)):
         start_row(deals[i], first_leaders[i], t1, t2, stack[0])
-        out[i] = _policy_value(stack, 0, index, probs)
+        out[i] = _policy_value(stack, 0, index, probs, fb)
     return out
 
 
@@ -274,7 +293,7 @@ def _popcount(x):
 
 @njit
 def _br_pass(stack, d, seat, k, weight, index, probs, br_index, br_card, q_index, q, q_legal,
-             overflow):
+             overflow, fb):
     r = stack[d]
     if is_terminal(r):
         return won(r)
@@ -286,7 +305,7 @@ def _br_pass(stack, d, seat, k, weight, index, probs, br_index, br_card, q_index
         if level > k:
             step(r, br_card[br_index[key]], stack[d + 1])
             return _br_pass(stack, d + 1, seat, k, weight, index, probs, br_index, br_card,
-                            q_index, q, q_legal, overflow)
+                            q_index, q, q_legal, overflow, fb)
         row = -1
         if level == k:
             if key in q_index:
@@ -302,10 +321,14 @@ def _br_pass(stack, d, seat, k, weight, index, probs, br_index, br_card, q_index
             if legal >> c & 1:
                 step(r, c, stack[d + 1])
                 v = _br_pass(stack, d + 1, seat, k, weight, index, probs, br_index, br_card,
-                             q_index, q, q_legal, overflow)
+                             q_index, q, q_legal, overflow, fb)
                 if row >= 0:
                     q[row, c] += weight * v
         return 0.0  # above level k values are not needed
+    if key not in index and fb[0] > 0:
+        step(r, _fallback_card(r, key, legal, fb), stack[d + 1])
+        return _br_pass(stack, d + 1, seat, k, weight, index, probs, br_index, br_card,
+                        q_index, q, q_legal, overflow, fb)
     row = index[key] if key in index else -1
     count = _popcount(legal)
     total = 0.0
@@ -315,20 +338,20 @@ def _br_pass(stack, d, seat, k, weight, index, probs, br_index, br_card, q_index
             if pr > 0.0:
                 step(r, c, stack[d + 1])
                 total += pr * _br_pass(stack, d + 1, seat, k, weight * pr, index, probs,
-                                       br_index, br_card, q_index, q, q_legal, overflow)
+                                       br_index, br_card, q_index, q, q_legal, overflow, fb)
     return total
 
 
 @njit
 def br_level(deals, first_leaders, t1, t2, seat, k, index, probs, br_index, br_card, q_index,
-             q, q_legal, overflow):
+             q, q_legal, overflow, fb):
     """Accumulate q[row, card] = sum over deals and others' play of the win probability after
     `card` at seat's level-k information states, its later levels playing br_card."""
     stack = np.zeros((MAX_DEPTH + 1, ROW), dtype=np.int64)
     for i in range(len(deals)):
         start_row(deals[i], first_leaders[i], t1, t2, stack[0])
         _br_pass(stack, 0, seat, k, 1.0, index, probs, br_index, br_card, q_index, q, q_legal,
-                 overflow)
+                 overflow, fb)
         if overflow[0]:
             return
 
@@ -423,39 +446,6 @@ def search_choice(r, max_deals, seed):
         if legal >> c & 1 and (best < 0 or wins[c] > wins[best]):
             best = c
     return best
-
-
-@njit
-def _search_value(stack, d, cache, max_deals):
-    r = stack[d]
-    if is_terminal(r):
-        return won(r)
-    legal = legal_mask(r)
-    if _popcount(legal) == 1:
-        c = 0
-        while not legal >> c & 1:
-            c += 1
-    else:
-        key = info_key(r)
-        if key in cache:
-            c = cache[key]
-        else:
-            c = search_choice(r, max_deals, key % 2147483647)
-            cache[key] = c
-    step(r, c, stack[d + 1])
-    return _search_value(stack, d + 1, cache, max_deals)
-
-
-@njit
-def search_values(deals, first_leaders, t1, t2, cache, max_deals):
-    """[D] win (0/1) of the determinized search player on every deal; `cache` (key -> card)
-    memoises its choice per information state."""
-    out = np.zeros(len(deals))
-    stack = np.zeros((MAX_DEPTH + 1, ROW), dtype=np.int64)
-    for i in range(len(deals)):
-        start_row(deals[i], first_leaders[i], t1, t2, stack[0])
-        out[i] = _search_value(stack, 0, cache, max_deals)
-    return out
 
 
 # --- table helpers (kept in compiled code: policies hold millions of information states) ------
