@@ -28,6 +28,7 @@ class TinyCrewConfig(GameConfig):
     improve_rounds: int = 3  # rounds of exact best responses over the seats applied to the search policy
     deal_stride: int = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
     crossplay: bool = False  # also train a second seed's improved search policy and cross-play the two
+    all_bounds: bool = False  # also the open-hand bound for every task assignment and both leader rules
 
 
 @dataclass

@@ -55,6 +55,12 @@ def run_tiny_crew(cfg) -> dict:
     if game.crossplay:
         result["crossplay"] = _crossplay(setting, game, search_policy, improved_policy, timed)
     result["open_hand_bound"] = timed("open_hand_bound", setting.open_hand_bound)
+    if game.all_bounds:
+        deals = None if game.deal_stride == 1 else np.arange(0, 34650, game.deal_stride)
+        result["open_hand_bounds"] = {
+            f"{leader} T1->{t1} T2->{t2}": Setting(Params(leader, t1, t2), deals).open_hand_bound()
+            for leader in ("seat0", "captain") for t1 in range(3) for t2 in range(3)
+        }
     result["cfr"] = None
     result["mccfr"] = None
     result["gap_to_bound"] = result["open_hand_bound"] - max(result["search"], improved)
@@ -69,6 +75,8 @@ def run_tiny_crew(cfg) -> dict:
         print("  cross-play of the improved policies A (seed 0) and B (seed 1), seat s playing "
               "pattern[s]:")
         print("    " + ", ".join(f"{k} {v:.4f}" for k, v in cross.items() if k != "search_seed1"))
+    for name, value in result.get("open_hand_bounds", {}).items():
+        print(f"  open-hand bound, {name}: {value:.4f}")
     print("  cfr, mccfr       not trained yet (null)")
     return result
 
