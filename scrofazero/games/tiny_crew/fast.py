@@ -200,15 +200,6 @@ def new_index():
 
 
 # --- chance-sampled CFR -----------------------------------------------------------------------
-@njit(cache=True)
-def _grow(table, rows):
-    if rows <= table.shape[0]:
-        return table
-    bigger = np.zeros((max(rows, 2 * table.shape[0]), 12))
-    bigger[: table.shape[0]] = table
-    return bigger
-
-
 @njit
 def _cfr(stack, d, reach, index, regret, strat, legal_rows, t_weight, plus):
     r = stack[d]
