@@ -29,6 +29,12 @@ class TinyCrewConfig(GameConfig):
     deal_stride: int = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
     crossplay: bool = False  # also train a second seed's improved search policy and cross-play the two
     all_bounds: bool = False  # also the open-hand bound for every task assignment and both leader rules
+    method: str = "cfr"  # train.py game=tiny_crew: cfr (chance-sampled CFR+) | mccfr (OpenSpiel's external sampling)
+    iterations: int = 3000  # train.py: sampled deals (cfr) or iterations (mccfr)
+    eval_every: int = 1000  # train.py: exact evaluation and policy checkpoint every this many iterations
+    max_states: int = 16777216  # train.py cfr: stop with a clear error beyond this many information states
+    cfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=cfr
+    mccfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=mccfr
 
 
 @dataclass

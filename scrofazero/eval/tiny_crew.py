@@ -2,7 +2,8 @@
 
 Random play, the determinized search player, the search player improved by exact best
 responses over the seats, and the open-hand bound; every figure is exact (no sampling error).
-`cfr` and `mccfr` are reported as null until those learners are trained (issue 5 is open).
+`cfr` and `mccfr` evaluate the policy files given as game.cfr_policy / game.mccfr_policy
+(written by `python train.py game=tiny_crew game.method=...`), null without them.
 """
 
 from __future__ import annotations
@@ -61,8 +62,15 @@ def run_tiny_crew(cfg) -> dict:
             f"{leader} T1->{t1} T2->{t2}": Setting(Params(leader, t1, t2), deals).open_hand_bound()
             for leader in ("seat0", "captain") for t1 in range(3) for t2 in range(3)
         }
-    result["cfr"] = None
-    result["mccfr"] = None
+    for name in ("cfr", "mccfr"):
+        path = game.get(f"{name}_policy")
+        if path:
+            from ..train.tiny_crew import load_policy
+
+            policy = load_policy(path)
+            result[name] = timed(name, lambda p=policy: setting.evaluate(p))
+        else:
+            result[name] = None
     result["gap_to_bound"] = result["open_hand_bound"] - max(result["search"], improved)
     result["seconds"] = timings
     print(f"Tiny Crew, leader {params.leader}, T1 -> seat {params.t1_seat}, T2 -> seat "
@@ -77,7 +85,10 @@ def run_tiny_crew(cfg) -> dict:
         print("    " + ", ".join(f"{k} {v:.4f}" for k, v in cross.items() if k != "search_seed1"))
     for name, value in result.get("open_hand_bounds", {}).items():
         print(f"  open-hand bound, {name}: {value:.4f}")
-    print("  cfr, mccfr       not trained yet (null)")
+    for name in ("cfr", "mccfr"):
+        shown = f"{result[name]:.4f}" if result[name] is not None else \
+            f"null (train: python train.py game=tiny_crew game.method={name})"
+        print(f"  {name:16} {shown}")
     return result
 
 

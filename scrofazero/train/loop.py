@@ -178,9 +178,15 @@ def _open_run(cfg: DictConfig) -> Run:
 
 
 def run_training(cfg: DictConfig) -> Run:
-    """Train until max_batches / max_minutes (or forever); returns the finished run."""
+    """Train until max_batches / max_minutes (or forever); returns the finished run.
+    game=tiny_crew goes to train/tiny_crew.py (CFR-family learning, exact evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
+
+    if cfg.game.name == "tiny_crew":
+        from .tiny_crew import run_tiny_crew_training
+
+        return run_tiny_crew_training(cfg)
 
     run = _open_run(cfg)
     t = cfg.train
