@@ -1,4 +1,4 @@
-"""Test helper: every position (all 53 plies) of a few seeded random games."""
+"""Test helpers: positions of seeded random Gongzhu games."""
 
 import random
 
@@ -17,3 +17,12 @@ def random_positions(num_games: int, seed: int, deal_stride: int = 1000) -> list
                 break
             s.apply(rng.choice(s.legal_actions()))
     return states
+
+
+def random_position(seed: int, plies: int) -> GongzhuState:
+    """The state after `plies` random plies of the game with deal seed `seed` (leader seed % 4)."""
+    state = GongzhuState(seed=seed, leader=seed % 4)
+    rng = random.Random(seed)
+    for _ in range(plies):
+        state.apply(rng.choice(state.legal_actions()))
+    return state

@@ -9,7 +9,6 @@ network call; weights normalise stably; the effective sample size is D for equal
 for a single deal.
 """
 
-import random
 
 import numpy as np
 import pytest
@@ -26,14 +25,7 @@ from scrofazero.games.gongzhu.functional import StateBatch, legal_mask
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import encode, encode_own_view
 from scrofazero.sampling.uniform import sample_hands
-
-
-def position(seed, plies):
-    state = GongzhuState(seed=seed, leader=seed % 4)
-    rng = random.Random(seed)
-    for _ in range(plies):
-        state.apply(rng.choice(state.legal_actions()))
-    return state
+from positions import random_position
 
 
 def initial_hands(view, hands_now):
@@ -46,7 +38,7 @@ def initial_hands(view, hands_now):
 
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 22), (3, 31), (4, 44), (5, 17)])
 def test_relevant_plays(seed, plies):
-    state = position(seed, plies)
+    state = random_position(seed, plies)
     view = state.view(state.current_player)
     got = relevant_plays(view)
     led = view.trick[0] // 13 if view.trick else None
@@ -57,7 +49,7 @@ def test_relevant_plays(seed, plies):
 
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 22), (3, 31), (6, 48)])
 def test_replay_matches_reference(seed, plies):
-    state = position(seed, plies)
+    state = random_position(seed, plies)
     view = state.view(state.current_player)
     hands = sample_hands(view, 4, np.random.default_rng(seed))  # [D, 4]
     plays = list(range(0, len(view.history), 3))
@@ -77,7 +69,7 @@ def test_replay_matches_reference(seed, plies):
 
 
 def test_own_view_encoding():
-    state = position(8, 14)
+    state = random_position(8, 14)
     batch = StateBatch.from_states([state])
     full, own = encode(batch)[0], encode_own_view(batch)[0]
     assert np.array_equal(own[:52], full[:52])
@@ -98,7 +90,7 @@ def index_policy(x):
 @pytest.mark.parametrize("form", ["exp", "linear"])
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 26), (3, 39), (9, 13)])
 def test_log_weights_match_slow_reference(form, seed, plies):
-    state = position(seed, plies)
+    state = random_position(seed, plies)
     view = state.view(state.current_player)
     hands = sample_hands(view, 5, np.random.default_rng(seed))
     cfg = IECConfig(beta_post=0.05, form=form)
@@ -146,7 +138,7 @@ def test_no_evidence_no_call_and_helpers():
 
 
 def test_legal_mask_of_replays_contains_played_cards():
-    state = position(12, 40)
+    state = random_position(12, 40)
     view = state.view(state.current_player)
     hands = sample_hands(view, 6, np.random.default_rng(3))
     plays = list(range(len(view.history)))

@@ -8,7 +8,6 @@ Greed every card is legal and the same seed gives the same game; a checkpoint pa
 settings raise with the setting's name.
 """
 
-import random
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import run_mcts_sequential
+from positions import random_position
 
 
 def tiny_net(seed=0):
@@ -29,17 +29,9 @@ def tiny_net(seed=0):
     return PolicyValueNet(hidden=(32,), num_blocks=1)
 
 
-def position(seed, plies):
-    state = GongzhuState(seed=seed, leader=seed % 4)
-    rng = random.Random(seed)
-    for _ in range(plies):
-        state.apply(rng.choice(state.legal_actions()))
-    return state
-
-
 def unforced(seed, plies):
     for extra in range(8):
-        state = position(seed, plies + extra)
+        state = random_position(seed, plies + extra)
         if len(state.legal_actions()) > 1:
             return state
     raise AssertionError("no unforced position")
@@ -75,7 +67,7 @@ def test_decision_equals_per_deal_reference(sampling, weighting, seed, plies):
 
 def test_forced_move_is_not_searched():
     agent = ScrofaZeroAgent(model=tiny_net())
-    state = position(4, 48)
+    state = random_position(4, 48)
     while len(state.legal_actions()) > 1:
         state.apply(state.legal_actions()[0])
     calls = agent.evaluator.calls

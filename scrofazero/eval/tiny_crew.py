@@ -10,21 +10,15 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from ..games.tiny_crew.exact import Setting, TabularPolicy
-from ..games.tiny_crew.rules import Params
+from ..games.tiny_crew.exact import Setting, TabularPolicy, setting_from_config
 
 
 def run_tiny_crew(cfg) -> dict:
     game = cfg.game
     if game.search_deals < 1:
         raise ValueError(f"game.search_deals must be >= 1, got {game.search_deals}")
-    if game.deal_stride < 1:
-        raise ValueError(f"game.deal_stride must be >= 1, got {game.deal_stride}")
-    params = Params(leader=str(game.leader), t1_seat=int(game.t1), t2_seat=int(game.t2))
-    setting = Setting(params, deals=None if game.deal_stride == 1
-                      else np.arange(0, 34650, game.deal_stride))
+    setting = setting_from_config(game)
+    params = setting.params
     timings = {}
 
     def timed(name, fn):
@@ -57,9 +51,9 @@ def run_tiny_crew(cfg) -> dict:
         result["crossplay"] = _crossplay(setting, game, search_policy, improved_policy, timed)
     result["open_hand_bound"] = timed("open_hand_bound", setting.open_hand_bound)
     if game.all_bounds:
-        deals = None if game.deal_stride == 1 else np.arange(0, 34650, game.deal_stride)
         result["open_hand_bounds"] = {
-            f"{leader} T1->{t1} T2->{t2}": Setting(Params(leader, t1, t2), deals).open_hand_bound()
+            f"{leader} T1->{t1} T2->{t2}":
+                setting_from_config(game, leader=leader, t1=t1, t2=t2).open_hand_bound()
             for leader in ("seat0", "captain") for t1 in range(3) for t2 in range(3)
         }
     for name in ("cfr", "mccfr"):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..games.tiny_crew.exact import Setting, TabularPolicy
+from ..games.tiny_crew.exact import Setting, TabularPolicy, setting_from_config
 from ..games.tiny_crew.rules import Params
 
 METHODS = ("cfr", "mccfr")
@@ -69,9 +69,8 @@ def run_tiny_crew_training(cfg) -> dict:
     if (run_dir / "policy.npz").exists():
         raise FileExistsError(f"{run_dir / 'policy.npz'} exists: choose another run=NAME")
     run_dir.mkdir(parents=True, exist_ok=True)
-    params = Params(leader=str(g.leader), t1_seat=int(g.t1), t2_seat=int(g.t2))
-    setting = Setting(params, deals=None if g.deal_stride == 1
-                      else np.arange(0, 34650, g.deal_stride))
+    setting = setting_from_config(g)
+    params = setting.params
     writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run))
     step, average, current = _learner(g, setting, params)
     bar = tqdm(total=g.iterations, unit="it", disable=not cfg.progress,

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import TabularPolicy
-from .rules import NUM_SEATS, trick_winner
+from .exact import TabularPolicy, key_position
+from .rules import NUM_SEATS
 
 
 def seat_of_key(key: int) -> int:
     """The seat to move at information state `key` (fast.info_key layout)."""
-    leader, n = (key >> 12) & 3, (key >> 14) & 15
-    trick: list[int] = []
-    for j in range(n):
-        trick.append((key >> (18 + 4 * j)) & 15)
-        if len(trick) == NUM_SEATS:
-            leader, trick = trick_winner(trick, leader), []
+    _, leader, trick = key_position(key)
     return (leader + len(trick)) % NUM_SEATS
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import fast
-from .rules import NUM_SEATS, S3, Params, all_deals
+from .rules import NUM_SEATS, S3, Params, all_deals, trick_winner
 
 _DEALS = None
 
@@ -27,6 +27,32 @@ def deals_table() -> np.ndarray:
         _DEALS = all_deals().astype(np.int64)
         _DEALS.setflags(write=False)
     return _DEALS
+
+
+def key_position(key: int) -> tuple[int, int, list[int]]:
+    """Decode an information-state key (fast.info_key layout): the mover's current hand (its
+    initial hand minus the cards played), the current trick's leader (from trick winners) and
+    the current trick's cards."""
+    hand, leader, n = key & 0xFFF, (key >> 12) & 3, (key >> 14) & 15
+    trick: list[int] = []
+    for j in range(n):
+        card = (key >> (18 + 4 * j)) & 15
+        hand &= ~(1 << card)  # only the mover's own plays are in its hand
+        trick.append(card)
+        if len(trick) == NUM_SEATS:
+            leader, trick = trick_winner(trick, leader), []
+    return hand, leader, trick
+
+
+def setting_from_config(game, **override) -> Setting:
+    """The Setting of a `game=tiny_crew` config (leader, t1, t2, deal_stride); `override`
+    replaces any of leader, t1, t2."""
+    if game.deal_stride < 1:
+        raise ValueError(f"game.deal_stride must be >= 1, got {game.deal_stride}")
+    pick = {k: override.get(k, game[k]) for k in ("leader", "t1", "t2")}
+    params = Params(leader=str(pick["leader"]), t1_seat=int(pick["t1"]), t2_seat=int(pick["t2"]))
+    return Setting(params, deals=None if game.deal_stride == 1
+                   else np.arange(0, len(deals_table()), game.deal_stride))
 
 
 @dataclass

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import TabularPolicy
-from .rules import NUM_CARDS, trick_winner
+from .exact import TabularPolicy, key_position
+from .rules import NUM_CARDS
 
 
 def legal_from_key(key: int) -> list[int]:
-    """The mover's legal cards at the information state `key` (fast.info_key layout), from its
-    initial hand, the first leader and the plays (who played what follows from trick winners)."""
-    hand, leader, n = key & 0xFFF, (key >> 12) & 3, (key >> 14) & 15
-    plays = [(key >> (18 + 4 * j)) & 15 for j in range(n)]
-    trick: list[int] = []
-    for card in plays:
-        hand &= ~(1 << card)  # only the mover's own plays are in its hand
-        trick.append(card)
-        if len(trick) == 3:
-            leader, trick = trick_winner(trick, leader), []
+    """The mover's legal cards at the information state `key` (fast.info_key layout)."""
+    hand, _, trick = key_position(key)
     cards = [c for c in range(NUM_CARDS) if hand >> c & 1]
     if trick:
         follow = [c for c in cards if c // 3 == trick[0] // 3]
