@@ -35,6 +35,7 @@ class TinyCrewConfig(GameConfig):
     max_states: int = 16777216  # train.py cfr: stop with a clear error beyond this many information states
     cfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=cfr
     mccfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=mccfr
+    improve_learned: int = 0  # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per seat)
 
 
 @dataclass

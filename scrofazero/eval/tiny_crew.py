@@ -63,6 +63,11 @@ def run_tiny_crew(cfg) -> dict:
 
             policy = load_policy(path)
             result[name] = timed(name, lambda p=policy: setting.evaluate(p))
+            if game.improve_learned > 0:
+                steps = result[f"{name}_improvement_steps"] = []
+                result[f"{name}_improved"] = timed(
+                    f"{name}_improved",
+                    lambda p=policy, s=steps: _improved(setting, p, game.improve_learned, s))
         else:
             result[name] = None
     result["gap_to_bound"] = result["open_hand_bound"] - max(result["search"], improved)
@@ -83,7 +88,17 @@ def run_tiny_crew(cfg) -> dict:
         shown = f"{result[name]:.4f}" if result[name] is not None else \
             f"null (train: python train.py game=tiny_crew game.method={name})"
         print(f"  {name:16} {shown}")
+        if f"{name}_improved" in result:
+            print(f"  {name + '_improved':16} {result[name + '_improved']:.4f}")
     return result
+
+
+def _improved(setting: Setting, policy: TabularPolicy, rounds: int, steps: list) -> float:
+    """Exact best responses over the seats applied to a learned policy (the issue's "each
+    improved by the best-response iteration"); appends each accepted step to `steps`."""
+    _, history = setting.improve(policy, max_rounds=rounds,
+                                 log=lambda seat, v: steps.append({"seat": seat, "win_rate": v}))
+    return history[-1]
 
 
 def _crossplay(setting: Setting, game, search_a, improved_a, timed) -> dict:

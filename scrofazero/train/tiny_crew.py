@@ -5,14 +5,17 @@ OpenSpiel's Python external-sampling MCCFR on `python_tiny_crew`; every `game.ev
 iterations the average policy is evaluated exactly over the setting's deals (tensorboard
 `eval/win_rate`, also `checkpoints/<run>/eval.jsonl`) and written to
 `checkpoints/<run>/policy.npz` (keys, probabilities; written to a temporary file and renamed).
-`python evaluate.py game=tiny_crew game.cfr_policy=...` reads it back. Runs cannot be resumed
-yet, so an existing run folder is refused.
+`python evaluate.py game=tiny_crew game.cfr_policy=...` reads it back. The learner's whole
+state (regrets, strategy sums, random state) goes to `checkpoints/<run>/trainer.pkl` at the same
+moments, so `resume=true` continues a run up to `game.iterations` in total; without it an
+existing run is refused rather than overwritten.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import tempfile
 import time
 from pathlib import Path
@@ -25,18 +28,24 @@ from ..games.tiny_crew.rules import Params
 METHODS = ("cfr", "mccfr")
 
 
-def save_policy(path: Path, policy: TabularPolicy, meta: dict) -> None:
-    """Atomic npz of a tabular policy: keys [M] int64, probs [M, 12] float32, meta (JSON)."""
-    keys, probs = policy.to_arrays()
+def _write_atomic(path: Path, write) -> None:
+    """write(file) into a temporary file beside `path`, then rename it into place, so a crash
+    never leaves a half-written file under the real name."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, keys=keys, probs=probs.astype(np.float32),
-                     meta=np.array(json.dumps(meta)))
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def save_policy(path: Path, policy: TabularPolicy, meta: dict) -> None:
+    """Atomic npz of a tabular policy: keys [M] int64, probs [M, 12] float32, meta (JSON)."""
+    keys, probs = policy.to_arrays()
+    _write_atomic(path, lambda f: np.savez(f, keys=keys, probs=probs.astype(np.float32),
+                                           meta=np.array(json.dumps(meta))))
 
 
 def load_policy(path) -> TabularPolicy:
@@ -63,19 +72,18 @@ def run_tiny_crew_training(cfg) -> dict:
         raise ValueError(f"game.method must be one of {METHODS}, got {g.method!r}")
     if g.iterations < 1 or g.eval_every < 1:
         raise ValueError("game.iterations and game.eval_every must be >= 1")
-    if cfg.resume:
-        raise ValueError("resume=true is not supported for game=tiny_crew yet")
     run_dir = Path(cfg.checkpoint_dir) / cfg.run
-    if (run_dir / "policy.npz").exists():
-        raise FileExistsError(f"{run_dir / 'policy.npz'} exists: choose another run=NAME")
-    run_dir.mkdir(parents=True, exist_ok=True)
     setting = setting_from_config(g)
     params = setting.params
+    run_meta = {"method": g.method, "setting": dict(params.__dict__),
+                "deal_stride": int(g.deal_stride), "seed": int(cfg.train.seed)}
+    learner = _learner(g, setting, params, int(cfg.train.seed))
+    done, elapsed = _start_or_resume(run_dir, cfg.resume, run_meta, learner)
     writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run))
-    step, average, current = _learner(g, setting, params)
-    bar = tqdm(total=g.iterations, unit="it", disable=not cfg.progress,
+    step, average, current = learner["step"], learner["average"], learner["current"]
+    bar = tqdm(total=g.iterations, initial=done, unit="it", disable=not cfg.progress,
                desc=f"tiny_crew {g.method}")
-    done, started, last = 0, time.perf_counter(), {}
+    started, last = time.perf_counter() - elapsed, {}
     while done < g.iterations:
         n = min(g.eval_every, g.iterations - done)
         step(n)
@@ -93,23 +101,60 @@ def run_tiny_crew_training(cfg) -> dict:
         writer.add_scalar("train/states", last["states"], done)
         save_policy(run_dir / "policy.npz", policy,
                     {"method": g.method, **last, "setting": dict(params.__dict__)})
+        state = {"meta": run_meta, "iterations": done, "seconds": last["seconds"],
+                 "learner": learner["state"]()}
+        _write_atomic(run_dir / TRAINER_FILE, lambda f: pickle.dump(state, f, protocol=5))
         with open(run_dir / "eval.jsonl", "a") as f:
             f.write(json.dumps(last) + "\n")
         bar.set_postfix(win=f"{last['win_rate']:.4f}", states=last["states"])
     bar.close()
     writer.close()
+    if not last:
+        print(f"{run_dir} already has {done} iterations (game.iterations={g.iterations})")
+        return {"iterations": done}
     print(f"{g.method}: exact win rate {last['win_rate']:.4f} after {done} iterations "
           f"({last['states']:,} information states); policy in {run_dir / 'policy.npz'}")
     return last
 
 
-def _learner(g, setting: Setting, params: Params):
-    """(step(n), average_policy(), current_policy() or None) for the configured method."""
+TRAINER_FILE = "trainer.pkl"
+
+
+def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict
+                     ) -> tuple[int, float]:
+    """(iterations done, seconds spent): 0 for a new run (an existing one is refused), else
+    restored from trainer.pkl after checking it belongs to the same method and setting."""
+    path = run_dir / TRAINER_FILE
+    if not resume:
+        if (run_dir / "policy.npz").exists():
+            raise FileExistsError(f"{run_dir / 'policy.npz'} exists: choose another run=NAME "
+                                  "or continue it with resume=true")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return 0, 0.0
+    if not path.is_file():
+        raise FileNotFoundError(f"resume=true but {path} does not exist")
+    try:
+        with open(path, "rb") as f:
+            state = pickle.load(f)
+        saved_meta = state["meta"]
+    except Exception as err:  # a truncated or foreign file can raise many types
+        raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint ({err})") from None
+    if saved_meta != run_meta:
+        raise ValueError(f"{path} was written by a different run: {saved_meta} (now {run_meta})")
+    learner["restore"](state["learner"])
+    return int(state["iterations"]), float(state["seconds"])
+
+
+def _learner(g, setting: Setting, params: Params, seed: int) -> dict:
+    """step(n), average() and current() (None when the method has no current policy) policies,
+    state() / restore(state) for checkpoints, for the configured method."""
     if g.method == "cfr":
         from ..games.tiny_crew.cfr import CFRTrainer
 
-        trainer = CFRTrainer(setting, seed=int(g.get("seed", 0)), max_states=int(g.max_states))
-        return trainer.run, trainer.average_policy, trainer.current_policy
+        trainer = CFRTrainer(setting, seed=seed, max_states=int(g.max_states))
+        return {"step": trainer.run, "average": trainer.average_policy,
+                "current": trainer.current_policy, "state": trainer.state,
+                "restore": trainer.restore}
     import pyspiel
     from open_spiel.python.algorithms import external_sampling_mccfr as es
 
@@ -120,9 +165,16 @@ def _learner(g, setting: Setting, params: Params):
     game = pyspiel.load_game("python_tiny_crew", {"leader": params.leader, "t1": params.t1_seat,
                                                   "t2": params.t2_seat})
     solver = es.ExternalSamplingSolver(game, es.AverageType.SIMPLE)
+    np.random.seed(seed)  # OpenSpiel's sampler draws from numpy's global generator
 
     def step(n: int) -> None:
         for _ in range(n):
             solver.iteration()
 
-    return step, lambda: mccfr_to_tabular(solver), None
+    def restore(state: dict) -> None:
+        solver._infostates = state["infostates"]  # the solver keeps all its tables here
+        np.random.set_state(state["rng"])
+
+    return {"step": step, "average": lambda: mccfr_to_tabular(solver), "current": None,
+            "state": lambda: {"infostates": solver._infostates, "rng": np.random.get_state()},
+            "restore": restore}
