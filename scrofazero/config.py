@@ -39,6 +39,17 @@ class TinyCrewConfig(GameConfig):
 
 
 @dataclass
+class FishConfig(GameConfig):
+    name: str = "fish"
+    table_sizes: list[int] = field(default_factory=lambda: [6, 8])  # mode=match: table sizes played (6 and/or 8 players)
+    calls: str = "any_time"  # mode=match: any_time (any seat between moves) | own_turn
+    ask_held_allowed: bool = False  # mode=match: asking for a card one holds is legal (breaks the "asker lacks it" inference)
+    soft: float = 0.0  # belief tracker: tempering of the soft ask evidence (0: pure logic)
+    max_moves: int = 1000  # mode=match: past this many moves the player to move must call
+    random_call_prob: float = 0.05  # the random player's chance of a random call on its turn
+
+
+@dataclass
 class ModelConfig:
     hidden: list[int] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
     num_blocks: int = 4  # residual blocks (width -> width -> width, ReLU, add)
@@ -117,7 +128,7 @@ class PlayerConfig:
 @dataclass
 class EvaluateConfig:
     game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated (game=gongzhu | tiny_crew)
-    mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds; belief: eval/belief.py
+    mode: str = "matrix"  # matrix: every pair of `players`; wpg: `player` vs two Mr. Greeds; belief: eval/belief.py; fish: track | match
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows
     player: str = "scrofazero"  # the player measured by mode=wpg
     checkpoint: Optional[str] = None  # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
@@ -130,6 +141,8 @@ class EvaluateConfig:
     workers: int = 0  # processes playing deals in parallel (0: one per CPU core)
     greed_samples: int = 20  # sampled deals per Mr. Greed decision (the doc's N)
     belief_games: int = 8  # mode=belief: games whose positions are scored
+    transcripts: Optional[list[str]] = None  # game=fish mode=track: recorded games (None: the shipped recordings)
+    games: int = 50  # game=fish mode=match: deals per table size, each played twice with the teams swapped
     out: Optional[str] = None  # JSON file for the result (None: print only)
     progress: bool = True  # show a tqdm progress bar
 
@@ -143,6 +156,7 @@ def register_configs() -> None:
     store.store(name="train_schema", node=TrainRootConfig)
     store.store(group="game", name="gongzhu_schema", node=GameConfig)
     store.store(group="game", name="tiny_crew_schema", node=TinyCrewConfig)
+    store.store(group="game", name="fish_schema", node=FishConfig)
     store.store(group="model", name="model_schema", node=ModelConfig)
     store.store(group="search", name="search_schema", node=SearchConfig)
     store.store(group="train", name="train_schema", node=TrainConfig)

@@ -75,8 +75,9 @@ def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
 
 
 def run_evaluate(cfg) -> dict:
-    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu, or the exact Tiny Crew report
-    (eval/tiny_crew.py); print; return the result dict."""
+    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu, the exact Tiny Crew report
+    (eval/tiny_crew.py) or a Fish mode ('track', 'match'; eval/fish.py); print; return the
+    result dict."""
     from .arena import duplicate_match, format_matrix, matrix
 
     if cfg.game.name == "tiny_crew":
@@ -86,8 +87,15 @@ def run_evaluate(cfg) -> dict:
         if cfg.out:
             print(f"wrote {write_json_atomic(cfg.out, result)}")
         return result
+    if cfg.game.name == "fish":
+        from .fish import run_fish
+
+        result = run_fish(cfg)
+        if cfg.out:
+            print(f"wrote {write_json_atomic(cfg.out, result)}")
+        return result
     if cfg.game.name != "gongzhu":
-        raise ValueError(f"evaluate.py supports game=gongzhu and game=tiny_crew for now, "
+        raise ValueError(f"evaluate.py supports game=gongzhu, tiny_crew and fish, "
                          f"not {cfg.game.name!r}")
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")

@@ -1,0 +1,165 @@
+"""Fish players: random-legal and a logic player built on the exact belief tracker.
+
+A player sees only its own view (its hand, the public hand counts, the public events it is told
+about) and answers `act` on its turn and `call_now` between moves (calls at any time). The match
+runner (eval/fish_match.py) owns the engine; players never touch it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+
+from ..games.fish.belief import BeliefTracker
+from ..games.fish.cards import set_cards, set_of, team_of, teammates
+from ..games.fish.events import Ask, Event
+
+FISH_PLAYERS = ("random", "logic")
+
+
+@dataclass(frozen=True)
+class AskMove:
+    target: int
+    card: int
+
+
+@dataclass(frozen=True)
+class CallMove:
+    set_id: int
+    assignment: tuple[tuple[int, int], ...]  # (card, seat) for the set's 6 cards
+
+
+Move = Union[AskMove, CallMove]
+
+
+@dataclass(frozen=True)
+class FishView:
+    """What seat `seat` knows right now besides the events: its hand, the public counts, the
+    uncalled sets, its legal asks (empty when it is not to move) and whether it must call."""
+
+    seat: int
+    num_players: int
+    hand: tuple[int, ...]
+    hand_counts: tuple[int, ...]
+    uncalled_sets: tuple[int, ...]
+    legal_asks: tuple[tuple[int, int], ...]
+    must_call: bool
+
+
+class RandomPlayer:
+    """Asks a uniformly random legal ask; on its turn calls a random uncalled set with
+    probability `call_prob` (naming random teammates that hold cards), and always when it must.
+    Never calls out of turn."""
+
+    def __init__(self, seed: int = 0, call_prob: float = 0.05, **_):
+        if not 0.0 <= call_prob <= 1.0:
+            raise ValueError(f"call_prob must be in [0, 1], got {call_prob!r}")
+        self.rng = np.random.default_rng(seed)
+        self.call_prob = call_prob
+
+    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False) -> None:
+        self.seat = seat
+
+    def observe(self, event: Event) -> None:
+        pass
+
+    def call_now(self, view: FishView) -> Optional[CallMove]:
+        return None
+
+    def act(self, view: FishView) -> Move:
+        if view.must_call or not view.legal_asks or self.rng.random() < self.call_prob:
+            set_id = int(self.rng.choice(view.uncalled_sets))
+            seats = [s for s in teammates(view.seat, view.num_players) if view.hand_counts[s]]
+            seats = seats or list(teammates(view.seat, view.num_players))
+            picks = self.rng.choice(seats, size=6)
+            return CallMove(set_id, tuple(zip(set_cards(set_id), (int(s) for s in picks))))
+        target, card = view.legal_asks[int(self.rng.integers(len(view.legal_asks)))]
+        return AskMove(target, card)
+
+
+class LogicPlayer:
+    """Plays from the exact belief of its seat (games/fish/belief.py):
+
+    - calls a set as soon as every card of it is certainly with its team (at any time when the
+      rules allow, else on its turn); when it must call, the set whose most likely allocation
+      is most probable (product of marginals, its team's seats only);
+    - otherwise asks for the card most likely to be with the target (a hit keeps the turn);
+      among asks within `tie` of the best, it prefers sets whose cards in its hand are already
+      public (asking reveals nothing new), then sets its team holds most of, then the lowest
+      (target, card).
+    """
+
+    def __init__(self, seed: int = 0, soft: float = 0.0, tie: float = 1e-9, **_):
+        self.soft, self.tie = float(soft), float(tie)
+
+    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False) -> None:
+        self.seat, self.num_players = seat, num_players
+        self.tracker = BeliefTracker(num_players, seat, hand, ask_held_allowed=ask_held_allowed,
+                                     soft=self.soft)
+        self.public_holdings: set[int] = set()  # own cards the table has seen arrive
+
+    def observe(self, event: Event) -> None:
+        self.tracker.update(event)
+        if isinstance(event, Ask) and event.success and event.asker == self.seat:
+            self.public_holdings.add(event.card)
+
+    def call_now(self, view: FishView) -> Optional[CallMove]:
+        for set_id in view.uncalled_sets:
+            holders = [self.tracker.certain_holder(c) for c in set_cards(set_id)]
+            if all(h is not None and team_of(h) == team_of(self.seat) for h in holders):
+                return CallMove(set_id, tuple(zip(set_cards(set_id), holders)))
+        return None
+
+    def act(self, view: FishView) -> Move:
+        certain = self.call_now(view)
+        if certain is not None:
+            return certain
+        probs = self.tracker.probabilities()  # [P, C]
+        if view.must_call or not view.legal_asks:
+            return self._likeliest_call(view, probs)
+        hits = np.array([probs[t, c] for t, c in view.legal_asks])
+        best = hits.max()
+        if best <= self.tie:
+            # every ask is a certain miss: hand the turn over only if no set can be called
+            return self._likeliest_call(view, probs) if self._team_holds_a_set(view, probs) \
+                else AskMove(*view.legal_asks[0])
+        team = list(teammates(self.seat, self.num_players))
+        candidates = [i for i in np.flatnonzero(hits >= best - self.tie)]
+
+        def preference(i: int) -> tuple:
+            target, card = view.legal_asks[i]
+            # the ask tells the table "I hold a card of this set": news unless a card of it
+            # reached me publicly
+            revealing = not any(c in self.public_holdings and set_of(c) == set_of(card)
+                                for c in view.hand)
+            team_mass = probs[team][:, list(set_cards(set_of(card)))].sum()
+            return (revealing, -team_mass, target, card)
+
+        return AskMove(*view.legal_asks[min(candidates, key=preference)])
+
+    def _team_holds_a_set(self, view: FishView, probs: np.ndarray) -> bool:
+        team = list(teammates(self.seat, self.num_players))
+        return any(probs[team][:, list(set_cards(s))].sum() > 6 - 1e-6 for s in view.uncalled_sets)
+
+    def _likeliest_call(self, view: FishView, probs: np.ndarray) -> CallMove:
+        team = list(teammates(self.seat, self.num_players))
+        best, best_p = None, -1.0
+        for set_id in view.uncalled_sets:
+            cards = list(set_cards(set_id))
+            sub = probs[team][:, cards]  # [T, 6]
+            seats = [team[int(i)] for i in sub.argmax(axis=0)]
+            p = float(np.prod(sub.max(axis=0)))
+            if p > best_p:
+                best, best_p = CallMove(set_id, tuple(zip(cards, seats))), p
+        return best
+
+
+def make_fish_player(name: str, **kwargs):
+    """'random' or 'logic' (keyword arguments go to the player)."""
+    if name == "random":
+        return RandomPlayer(**kwargs)
+    if name == "logic":
+        return LogicPlayer(**kwargs)
+    raise ValueError(f"unknown Fish player {name!r}; choose from {FISH_PLAYERS}")
