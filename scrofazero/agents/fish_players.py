@@ -106,10 +106,13 @@ class LogicPlayer:
             self.public_holdings.add(event.card)
 
     def call_now(self, view: FishView) -> Optional[CallMove]:
+        probs = self.tracker.probabilities()  # [P, C]
         for set_id in view.uncalled_sets:
-            holders = [self.tracker.certain_holder(c) for c in set_cards(set_id)]
-            if all(h is not None and team_of(h) == team_of(self.seat) for h in holders):
-                return CallMove(set_id, tuple(zip(set_cards(set_id), holders)))
+            cards = list(set_cards(set_id))
+            holders = probs[:, cards].argmax(axis=0)
+            certain = probs[holders, cards] >= 1.0 - 1e-9
+            if certain.all() and all(team_of(int(h)) == team_of(self.seat) for h in holders):
+                return CallMove(set_id, tuple(zip(cards, (int(h) for h in holders))))
         return None
 
     def act(self, view: FishView) -> Move:

@@ -159,7 +159,9 @@ def _should_stop(run: Run) -> bool:
 
 def _open_run(cfg: DictConfig) -> Run:
     if cfg.game.name != "gongzhu":
-        raise ValueError(f"train.py supports game=gongzhu for now, not {cfg.game.name!r}")
+        raise ValueError(f"train.py trains game=gongzhu and game=tiny_crew; there is no learner "
+                         f"for {cfg.game.name!r} yet (Fish: python evaluate.py game=fish "
+                         "mode=track|match)")
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
