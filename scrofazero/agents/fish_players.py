@@ -59,7 +59,8 @@ class RandomPlayer:
         self.rng = np.random.default_rng(seed)
         self.call_prob = call_prob
 
-    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False) -> None:
+    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False,
+              ask_needs_other: bool = True) -> None:
         self.seat = seat
 
     def observe(self, event: Event) -> None:
@@ -94,10 +95,12 @@ class LogicPlayer:
     def __init__(self, seed: int = 0, soft: float = 0.0, tie: float = 1e-9, **_):
         self.soft, self.tie = float(soft), float(tie)
 
-    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False) -> None:
+    def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False,
+              ask_needs_other: bool = True) -> None:
+        """A new game: the tracker must know the table's ask rules to read asks right."""
         self.seat, self.num_players = seat, num_players
         self.tracker = BeliefTracker(num_players, seat, hand, ask_held_allowed=ask_held_allowed,
-                                     soft=self.soft)
+                                     ask_needs_other=ask_needs_other, soft=self.soft)
         self.public_holdings: set[int] = set()  # own cards the table has seen arrive
 
     def observe(self, event: Event) -> None:

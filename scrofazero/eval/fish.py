@@ -19,18 +19,26 @@ def run_fish(cfg) -> dict:
 
 
 def _track(cfg) -> dict:
-    from ..games.fish.prediction import evaluate_transcripts
+    from ..games.fish.prediction import evaluate_predictions, load_recordings
 
     paths = list(cfg.transcripts) if cfg.transcripts else None
-    result = evaluate_transcripts(paths, soft=cfg.game.soft)
-    print(f"Fish hand prediction over {result['predictions']:,} predictions "
-          f"({len(result['per_file'])} recorded games)")
-    print(f"  tracker (soft={cfg.game.soft:g}): accuracy {result['accuracy']:.4f}")
-    if "baseline" in result:
-        print(f"  plain counting (own hand and hand counts only): {result['baseline']['accuracy']:.4f}")
+    games, issues = load_recordings(paths, tolerant=True)
+    result = evaluate_predictions(games, soft=cfg.game.soft)
+    counting = evaluate_predictions(games, baseline=True)
+    result["baseline"] = {"accuracy": counting["accuracy"],
+                          "per_file": {k: v["accuracy"] for k, v in counting["per_file"].items()}}
+    result["soft"] = cfg.game.soft
+    result["issues"] = [str(issue) for issue in issues]
+    print(f"Fish hand prediction: {len(games)} recorded games, every seat as observer, "
+          f"{result['predictions']:,} predictions of cards the observer does not know")
+    print(f"  exact tracker (soft={cfg.game.soft:g}): accuracy {result['accuracy']:.4f} "
+          f"(plain counting {counting['accuracy']:.4f})")
     for name, entry in result["per_file"].items():
-        print(f"    {name}: {entry['accuracy']:.4f} of {entry['predictions']:,}")
-    for issue in result.get("issues", []):
+        print(f"    {name}: {entry['accuracy']:.4f} of {entry['predictions']:,} "
+              f"(counting {result['baseline']['per_file'][name]:.4f})")
+    print(f"  scored over every card outside the observer's hand, known ones included: "
+          f"{result['accuracy_incl_certain']:.4f}")
+    for issue in result["issues"]:
         print(f"  recording slip: {issue}")
     return result
 

@@ -33,7 +33,8 @@ def play_game(params: Params, players: list, seed: int, first_player: int = 0,
     state = FishState.deal(params, np.random.default_rng(seed), first_player=first_player)
     for seat, player in enumerate(players):
         player.reset(params.num_players, seat, state.hand(seat),
-                     ask_held_allowed=params.ask_held_allowed)
+                     ask_held_allowed=params.ask_held_allowed,
+                     ask_needs_other=params.ask_needs_other)
     moves = 0
     while not state.is_terminal:
         event = None

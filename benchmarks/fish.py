@@ -1,0 +1,131 @@
+"""Fish speed: random games per second and belief-tracker updates per second, in one run.
+
+Random games: `--games` seeded games per table size between random players through the match
+runner (eval/fish_match.py), so moves per second is the engine plus views. Tracker: every
+shipped recording replayed from every seat's view, one exact update (a full recount) per event,
+probabilities read after each. Anchors measured beside them: an engine move (tracker update
+cost in engine moves) and, on late positions small enough to enumerate, the brute-force
+reference (games/fish/belief_reference.py) against the tracker on the same positions.
+Usage: python benchmarks/fish.py --json PATH [--games 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from scrofazero.agents.fish_players import RandomPlayer
+from scrofazero.eval.driver import write_json_atomic
+from scrofazero.eval.fish_match import play_game
+from scrofazero.games.fish.belief import BeliefTracker
+from scrofazero.games.fish.belief_reference import (enumerate_consistent_deals,
+                                                    reference_probabilities)
+from scrofazero.games.fish.rules import Params
+from scrofazero.games.fish.transcripts import (parse_transcript, recording_params,
+                                               recording_paths, replay)
+
+
+def random_games(num_players: int, games: int) -> dict:
+    params = Params(num_players=num_players)
+    moves = 0
+    started = time.perf_counter()
+    for seed in range(games):
+        players = [RandomPlayer(seed=seed * 16 + s) for s in range(num_players)]
+        moves += play_game(params, players, seed=seed, first_player=seed % num_players)["moves"]
+    seconds = time.perf_counter() - started
+    return {"games": games, "games_per_s": games / seconds, "moves_per_s": moves / seconds,
+            "mean_moves": moves / games}
+
+
+def tracker_updates() -> tuple[dict, list]:
+    """Every recording from every seat; returns timings and late positions for the anchor.
+    One seat of the first recording is replayed untimed first (numba compiles on first use)."""
+    times, late = [], []
+    warm = parse_transcript(recording_paths()[0], tolerant=True)
+    warm_params = recording_params(warm.num_players)
+    tracker = BeliefTracker(warm.num_players, 0, warm.hands[0],
+                            ask_held_allowed=warm_params.ask_held_allowed,
+                            ask_needs_other=warm_params.ask_needs_other)
+    tracker.extend([step.event for step in replay(warm, warm_params, tolerant=True).steps])
+    tracker.probabilities()
+    for path in recording_paths():
+        transcript = parse_transcript(path, tolerant=True)
+        params = recording_params(transcript.num_players)
+        events = [step.event for step in replay(transcript, params, tolerant=True).steps]
+        for seat in range(transcript.num_players):
+            tracker = BeliefTracker(transcript.num_players, seat, transcript.hands[seat],
+                                    ask_held_allowed=params.ask_held_allowed,
+                                    ask_needs_other=params.ask_needs_other)
+            for i, event in enumerate(events):
+                started = time.perf_counter()
+                tracker.update(event)
+                tracker.probabilities()
+                times.append(time.perf_counter() - started)
+                if len(late) < 40 and i > 0.8 * len(events) and seat == 0:
+                    late.append((transcript.num_players, seat, transcript.hands[seat],
+                                 events[: i + 1], params))
+    times = np.array(times)
+    return ({"updates": len(times), "updates_per_s": len(times) / times.sum(),
+             "mean_ms": 1e3 * times.mean(), "p99_ms": 1e3 * np.quantile(times, 0.99),
+             "max_ms": 1e3 * times.max()}, late)
+
+
+def reference_anchor(late: list) -> dict:
+    """Tracker vs brute-force enumeration on the late positions the reference can handle."""
+    fast = slow = 0.0
+    positions = 0
+    for num_players, seat, hand, events, params in late:
+        rules = {"ask_held_allowed": params.ask_held_allowed,
+                 "ask_needs_other": params.ask_needs_other}
+        started = time.perf_counter()
+        try:
+            deals = enumerate_consistent_deals(num_players, seat, hand, events, limit=20_000,
+                                               **rules)
+        except ValueError:
+            continue  # too many deals to enumerate
+        reference = reference_probabilities(num_players, deals)[0]
+        slow += time.perf_counter() - started
+        tracker = BeliefTracker(num_players, seat, hand, **rules)
+        for event in events[:-1]:
+            tracker.update(event)
+        started = time.perf_counter()  # the tracker's computation of the same position
+        tracker.update(events[-1])
+        exact = tracker.initial_probabilities()
+        fast += time.perf_counter() - started
+        assert np.allclose(exact, reference, atol=1e-9), "tracker and reference disagree"
+        positions += 1
+    return {"positions": positions, "reference_seconds_per_position": slow / max(positions, 1),
+            "tracker_seconds_per_update": fast / max(positions, 1),
+            "speedup_vs_reference": slow / fast if fast else None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--games", type=int, default=200)
+    args = parser.parse_args()
+    result = {"random_games": {str(n): random_games(n, args.games) for n in (6, 8)}}
+    for n, r in result["random_games"].items():
+        print(f"random play, {n} players: {r['games_per_s']:.1f} games/s, "
+              f"{r['moves_per_s']:.0f} moves/s ({r['mean_moves']:.0f} moves per game)")
+    result["tracker"], late = tracker_updates()
+    t = result["tracker"]
+    print(f"exact tracker on the recordings: {t['updates_per_s']:.1f} updates/s over "
+          f"{t['updates']} updates (mean {t['mean_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms, "
+          f"max {t['max_ms']:.1f} ms)")
+    move_s = 1.0 / result["random_games"]["8"]["moves_per_s"]
+    result["tracker_update_in_engine_moves"] = (t["mean_ms"] / 1e3) / move_s
+    print(f"  one update costs {result['tracker_update_in_engine_moves']:.0f} engine moves")
+    result["reference_anchor"] = reference_anchor(late)
+    a = result["reference_anchor"]
+    if a["positions"]:
+        print(f"  brute-force reference on {a['positions']} late positions: "
+              f"{a['reference_seconds_per_position']:.3f} s each; tracker "
+              f"{a['speedup_vs_reference']:.0f}x faster (same probabilities)")
+    print(f"wrote {write_json_atomic(args.json, result)}")
+
+
+if __name__ == "__main__":
+    main()
