@@ -48,8 +48,9 @@ def tracker_updates() -> tuple[dict, list]:
     tracker = BeliefTracker(warm.num_players, 0, warm.hands[0],
                             ask_held_allowed=warm_params.ask_held_allowed,
                             ask_needs_other=warm_params.ask_needs_other)
-    tracker.extend([step.event for step in replay(warm, warm_params, tolerant=True).steps])
-    tracker.probabilities()
+    for step in replay(warm, warm_params, tolerant=True).steps:  # every kernel's first call
+        tracker.update(step.event)
+        tracker.probabilities()
     for path in recording_paths():
         transcript = parse_transcript(path, tolerant=True)
         params = recording_params(transcript.num_players)

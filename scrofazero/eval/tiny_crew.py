@@ -72,6 +72,11 @@ def run_tiny_crew(cfg) -> dict:
             result[name] = None
     result["gap_to_bound"] = result["open_hand_bound"] - max(result["search"], improved)
     result["seconds"] = timings
+    _print_report(result, params)
+    return result
+
+
+def _print_report(result: dict, params) -> None:
     print(f"Tiny Crew, leader {params.leader}, T1 -> seat {params.t1_seat}, T2 -> seat "
           f"{params.t2_seat}: exact win rates over all {result['deals']} deals")
     for name in ("random", "search", "search_improved", "open_hand_bound"):
@@ -90,7 +95,6 @@ def run_tiny_crew(cfg) -> dict:
         print(f"  {name:16} {shown}")
         if f"{name}_improved" in result:
             print(f"  {name + '_improved':16} {result[name + '_improved']:.4f}")
-    return result
 
 
 def _improved(setting: Setting, policy: TabularPolicy, rounds: int, steps: list) -> float:
