@@ -47,6 +47,7 @@ class FishConfig(GameConfig):
     soft: float = 0.0  # belief tracker: tempering of the soft ask evidence (0: pure logic)
     max_moves: int = 1000  # mode=match: past this many moves the player to move must call
     random_call_prob: float = 0.05  # the random player's chance of a random call on its turn
+    hide_margin: float = 0.0  # logic player: hit probability it may give up to ask in a set it has already shown
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Invariants: random and logic players only make legal moves and every game ends; a call the
 logic player makes because its team's allocation is certain is always correct; the logic player
-takes a certain hit when one exists and calls a set as soon as it is certain; views show legal
+takes a certain hit when one exists, calls a set as soon as it is certain, and among equally
+likely asks prefers a set it has already shown (logic_open does not); views show legal
 asks only to the player to move; swapping teams over a deal is symmetric for identical players;
 the Wilson interval matches known values; bad player names and counts are refused.
 """
@@ -144,3 +145,19 @@ def test_wilson_and_errors():
         make_fish_player("greed")
     with pytest.raises(ValueError, match="exactly two"):
         run_match(["logic"], 6, 1)
+
+
+def test_hiding_prefers_a_set_already_shown():
+    # seat 0 took D3 in public, so asking for low diamonds tells the table nothing new; its
+    # three hidden high hearts make that set its team's strongest, which logic_open prefers
+    own = ["D2", "H9", "HT", "HJ", "C2", "C9", "S2", "S9", "D8"]
+    state = FishState.new(Params(num_players=6), _deal({**{c: 0 for c in own}, "D3": 1}))
+    moves = {}
+    for name in ("logic", "logic_open"):
+        game = state.clone()
+        player = make_fish_player(name)
+        player.reset(6, 0, game.hand(0))
+        player.observe(game.ask(1, card_id("D3")))
+        moves[name] = player.act(view_of(game, 0))
+    assert moves["logic"] == AskMove(3, card_id("D4"))
+    assert moves["logic_open"] == AskMove(3, card_id("HQ"))

@@ -16,7 +16,7 @@ from ..games.fish.belief import BeliefTracker
 from ..games.fish.cards import set_cards, set_of, team_of, teammates
 from ..games.fish.events import Ask, Event
 
-FISH_PLAYERS = ("random", "logic")
+FISH_PLAYERS = ("random", "logic", "logic_open")
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,18 @@ class LogicPlayer:
       rules allow, else on its turn); when it must call, the set whose most likely allocation
       is most probable (product of marginals, its team's seats only);
     - otherwise asks for the card most likely to be with the target (a hit keeps the turn);
-      among asks within `tie` of the best, it prefers sets whose cards in its hand are already
-      public (asking reveals nothing new), then sets its team holds most of, then the lowest
-      (target, card).
+      with `hide`, among asks within `hide_margin` of the best hit probability (default: only
+      asks as likely as the best, so hiding never costs a hit) it prefers a set
+      in which a card already reached it in public (asking then tells the table nothing new),
+      then the likelier hit, then the set its team holds most of, then the lowest (target,
+      card). `hide=False` ("logic_open") takes the likeliest hit outright (ties within `tie`
+      by the same later keys), to measure what hiding is worth.
     """
 
-    def __init__(self, seed: int = 0, soft: float = 0.0, tie: float = 1e-9, **_):
-        self.soft, self.tie = float(soft), float(tie)
+    def __init__(self, seed: int = 0, soft: float = 0.0, tie: float = 1e-9, hide: bool = True,
+                 hide_margin: float = 0.0, **_):
+        self.soft, self.tie, self.hide = float(soft), float(tie), bool(hide)
+        self.hide_margin = float(hide_margin)
 
     def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False,
               ask_needs_other: bool = True) -> None:
@@ -132,16 +137,17 @@ class LogicPlayer:
             return self._likeliest_call(view, probs) if self._team_holds_a_set(view, probs) \
                 else AskMove(*view.legal_asks[0])
         team = list(teammates(self.seat, self.num_players))
-        candidates = [i for i in np.flatnonzero(hits >= best - self.tie)]
+        margin = max(self.hide_margin, self.tie) if self.hide else self.tie
+        candidates = [i for i in np.flatnonzero(hits >= best - margin)]
 
         def preference(i: int) -> tuple:
             target, card = view.legal_asks[i]
             # the ask tells the table "I hold a card of this set": news unless a card of it
             # reached me publicly
-            revealing = not any(c in self.public_holdings and set_of(c) == set_of(card)
-                                for c in view.hand)
+            revealing = self.hide and not any(
+                c in self.public_holdings and set_of(c) == set_of(card) for c in view.hand)
             team_mass = probs[team][:, list(set_cards(set_of(card)))].sum()
-            return (revealing, -team_mass, target, card)
+            return (revealing, -round(hits[i] / self.tie), -team_mass, target, card)
 
         return AskMove(*view.legal_asks[min(candidates, key=preference)])
 
@@ -163,9 +169,10 @@ class LogicPlayer:
 
 
 def make_fish_player(name: str, **kwargs):
-    """'random' or 'logic' (keyword arguments go to the player)."""
+    """'random', 'logic' or 'logic_open' (logic without hiding; keyword arguments go to the
+    player)."""
     if name == "random":
         return RandomPlayer(**kwargs)
-    if name == "logic":
-        return LogicPlayer(**kwargs)
+    if name in ("logic", "logic_open"):
+        return LogicPlayer(**{**kwargs, "hide": name == "logic"})
     raise ValueError(f"unknown Fish player {name!r}; choose from {FISH_PLAYERS}")

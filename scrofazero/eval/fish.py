@@ -56,7 +56,9 @@ def _match(cfg) -> dict:
         raise ValueError(f"games must be >= 1, got {cfg.games}")
     g = cfg.game
     params = {"calls": g.calls, "ask_held_allowed": bool(g.ask_held_allowed)}
-    kwargs = {"random": {"call_prob": float(g.random_call_prob)}, "logic": {"soft": float(g.soft)}}
+    kwargs = {"random": {"call_prob": float(g.random_call_prob)},
+              "logic": {"soft": float(g.soft), "hide_margin": float(g.hide_margin)},
+              "logic_open": {"soft": float(g.soft)}}
     tables = {}
     for size in g.table_sizes:
         with tqdm(total=2 * cfg.games, disable=not cfg.progress, unit="game",
@@ -73,4 +75,5 @@ def _match(cfg) -> dict:
               f"{r['seconds']:.0f} s)")
     return {"players": names, "games_per_table": 2 * cfg.games, "tables": tables,
             "settings": {**params, "soft": g.soft, "max_moves": g.max_moves,
+                         "hide_margin": g.hide_margin,
                          "random_call_prob": g.random_call_prob, "seed": cfg.seed}}
