@@ -22,9 +22,8 @@ from scrofazero.eval.fish_match import play_game
 from scrofazero.games.fish.belief import BeliefTracker
 from scrofazero.games.fish.belief_reference import (enumerate_consistent_deals,
                                                     reference_probabilities)
+from scrofazero.games.fish.prediction import RecordedGame, load_recordings
 from scrofazero.games.fish.rules import Params
-from scrofazero.games.fish.transcripts import (parse_transcript, recording_params,
-                                               recording_paths, replay)
 
 
 def random_games(num_players: int, games: int) -> dict:
@@ -39,34 +38,31 @@ def random_games(num_players: int, games: int) -> dict:
             "mean_moves": moves / games}
 
 
+def _tracker(game: RecordedGame, seat: int) -> BeliefTracker:
+    return BeliefTracker(game.num_players, seat, game.hands[seat],
+                         ask_held_allowed=game.ask_held_allowed,
+                         ask_needs_other=game.ask_needs_other)
+
+
 def tracker_updates() -> tuple[dict, list]:
     """Every recording from every seat; returns timings and late positions for the anchor.
     One seat of the first recording is replayed untimed first (numba compiles on first use)."""
-    times, late = [], []
-    warm = parse_transcript(recording_paths()[0], tolerant=True)
-    warm_params = recording_params(warm.num_players)
-    tracker = BeliefTracker(warm.num_players, 0, warm.hands[0],
-                            ask_held_allowed=warm_params.ask_held_allowed,
-                            ask_needs_other=warm_params.ask_needs_other)
-    for step in replay(warm, warm_params, tolerant=True).steps:  # every kernel's first call
-        tracker.update(step.event)
+    games, _ = load_recordings()
+    tracker = _tracker(games[0], 0)
+    for event in games[0].events:  # every kernel's first call
+        tracker.update(event)
         tracker.probabilities()
-    for path in recording_paths():
-        transcript = parse_transcript(path, tolerant=True)
-        params = recording_params(transcript.num_players)
-        events = [step.event for step in replay(transcript, params, tolerant=True).steps]
-        for seat in range(transcript.num_players):
-            tracker = BeliefTracker(transcript.num_players, seat, transcript.hands[seat],
-                                    ask_held_allowed=params.ask_held_allowed,
-                                    ask_needs_other=params.ask_needs_other)
-            for i, event in enumerate(events):
+    times, late = [], []
+    for game in games:
+        for seat in range(game.num_players):
+            tracker = _tracker(game, seat)
+            for i, event in enumerate(game.events):
                 started = time.perf_counter()
                 tracker.update(event)
                 tracker.probabilities()
                 times.append(time.perf_counter() - started)
-                if len(late) < 40 and i > 0.8 * len(events) and seat == 0:
-                    late.append((transcript.num_players, seat, transcript.hands[seat],
-                                 events[: i + 1], params))
+                if len(late) < 40 and i > 0.8 * len(game.events) and seat == 0:
+                    late.append((game, seat, i + 1))
     times = np.array(times)
     return ({"updates": len(times), "updates_per_s": len(times) / times.sum(),
              "mean_ms": 1e3 * times.mean(), "p99_ms": 1e3 * np.quantile(times, 0.99),
@@ -77,18 +73,18 @@ def reference_anchor(late: list) -> dict:
     """Tracker vs brute-force enumeration on the late positions the reference can handle."""
     fast = slow = 0.0
     positions = 0
-    for num_players, seat, hand, events, params in late:
-        rules = {"ask_held_allowed": params.ask_held_allowed,
-                 "ask_needs_other": params.ask_needs_other}
+    for game, seat, length in late:
+        events = game.events[:length]
         started = time.perf_counter()
         try:
-            deals = enumerate_consistent_deals(num_players, seat, hand, events, limit=20_000,
-                                               **rules)
+            deals = enumerate_consistent_deals(
+                game.num_players, seat, game.hands[seat], events, limit=20_000,
+                ask_held_allowed=game.ask_held_allowed, ask_needs_other=game.ask_needs_other)
         except ValueError:
             continue  # too many deals to enumerate
-        reference = reference_probabilities(num_players, deals)[0]
+        reference = reference_probabilities(game.num_players, deals)[0]
         slow += time.perf_counter() - started
-        tracker = BeliefTracker(num_players, seat, hand, **rules)
+        tracker = _tracker(game, seat)
         for event in events[:-1]:
             tracker.update(event)
         started = time.perf_counter()  # the tracker's computation of the same position

@@ -114,7 +114,10 @@ class LogicPlayer:
             self.public_holdings.add(event.card)
 
     def call_now(self, view: FishView) -> Optional[CallMove]:
-        probs = self.tracker.probabilities()  # [P, C]
+        return self._certain_call(view, self.tracker.probabilities())
+
+    def _certain_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+        """A call of the first set whose every card is certainly with this team. probs [P, C]."""
         for set_id in view.uncalled_sets:
             cards = list(set_cards(set_id))
             holders = probs[:, cards].argmax(axis=0)
@@ -124,10 +127,10 @@ class LogicPlayer:
         return None
 
     def act(self, view: FishView) -> Move:
-        certain = self.call_now(view)
+        probs = self.tracker.probabilities()  # [P, C]
+        certain = self._certain_call(view, probs)
         if certain is not None:
             return certain
-        probs = self.tracker.probabilities()  # [P, C]
         if view.must_call or not view.legal_asks:
             return self._likeliest_call(view, probs)
         hits = np.array([probs[t, c] for t, c in view.legal_asks])

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
 from ..agents import AGENT_NAMES
+from ..atomic import write_atomic
 from ..games.gongzhu.deals import load_deals
 
 
@@ -20,16 +20,12 @@ def write_json_atomic(path: str | os.PathLike, payload: dict) -> Path:
     """Write `payload` as JSON to a temporary file beside `path`, then rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+
+    def dump(f) -> None:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+
+    return write_atomic(path, dump, mode="w")
 
 
 def _check_players(names) -> list[str]:

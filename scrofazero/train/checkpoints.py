@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from scrofazero.atomic import write_atomic
 
 FORMAT = "scrofazero-checkpoint"
 FORMAT_VERSION = 1
@@ -49,21 +50,9 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _atomic_save(payload: dict, target: Path) -> None:
-    """torch.save to a temp file next to `target`, fsync, then os.replace onto `target`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        # Leave no half-written temp file behind; the previous target is untouched.
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """torch.save to a temp file next to `target`, fsync, then os.replace onto `target`; the
+    previous target is untouched if anything fails."""
+    write_atomic(target, lambda f: torch.save(payload, f), fsync=True)
     _fsync_dir(target.parent)
 
 

@@ -14,38 +14,24 @@ existing run is refused rather than overwritten.
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from ..atomic import write_atomic
 from ..games.tiny_crew.exact import Setting, TabularPolicy, setting_from_config
 from ..games.tiny_crew.rules import Params
 
 METHODS = ("cfr", "mccfr")
 
 
-def _write_atomic(path: Path, write) -> None:
-    """write(file) into a temporary file beside `path`, then rename it into place, so a crash
-    never leaves a half-written file under the real name."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def save_policy(path: Path, policy: TabularPolicy, meta: dict) -> None:
     """Atomic npz of a tabular policy: keys [M] int64, probs [M, 12] float32, meta (JSON)."""
     keys, probs = policy.to_arrays()
-    _write_atomic(path, lambda f: np.savez(f, keys=keys, probs=probs.astype(np.float32),
-                                           meta=np.array(json.dumps(meta))))
+    write_atomic(path, lambda f: np.savez(f, keys=keys, probs=probs.astype(np.float32),
+                                          meta=np.array(json.dumps(meta))))
 
 
 def load_policy(path) -> TabularPolicy:
@@ -103,7 +89,7 @@ def run_tiny_crew_training(cfg) -> dict:
                     {"method": g.method, **last, "setting": dict(params.__dict__)})
         state = {"meta": run_meta, "iterations": done, "seconds": last["seconds"],
                  "learner": learner["state"]()}
-        _write_atomic(run_dir / TRAINER_FILE, lambda f: pickle.dump(state, f, protocol=5))
+        write_atomic(run_dir / TRAINER_FILE, lambda f: pickle.dump(state, f, protocol=5))
         with open(run_dir / "eval.jsonl", "a") as f:
             f.write(json.dumps(last) + "\n")
         bar.set_postfix(win=f"{last['win_rate']:.4f}", states=last["states"])
