@@ -13,19 +13,17 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from scrofazero.config import register_configs  # noqa: E402
+from scrofazero import entry  # noqa: E402
 
 # Hydra takes key=value overrides only; map the two mode flags onto the `mode` field.
 _FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
 sys.argv = [_FLAGS.get(arg, arg) for arg in sys.argv]
-register_configs()
+entry.register_configs()
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="evaluate")
 def main(cfg: DictConfig) -> None:
-    from scrofazero.eval.driver import run_evaluate
-
-    run_evaluate(cfg)
+    entry.evaluate(cfg)
 
 
 if __name__ == "__main__":

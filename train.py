@@ -15,16 +15,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from scrofazero.config import register_configs  # noqa: E402
+from scrofazero import entry  # noqa: E402
 
-register_configs()
+entry.register_configs()
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
 def main(cfg: DictConfig) -> None:
-    from scrofazero.train.loop import run_training
-
-    run_training(cfg)
+    entry.train(cfg)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Plays ScrofaZero (seats 0, 2: 9 stratified deals on 2 important cards, 10 + 2x s
 weighting on) against Mr. Greed (seats 1, 3, 20 samples) on the first standard deals and times
 every decision of each player. Reports seconds per game spent by each player (its two seats'
 decisions), their ratio, and the original's 4.7 s per game (6.2 s with weighting) on a GPU as
-the anchor; also the same with our iec_draws = 8 (stratum weights from 8 x more deals).
+the anchor; also the same with our weighting.draws = 8 (stratum weights from 8 x more deals).
 The network is the default preset (`model=small`), freshly initialised unless --checkpoint
 is given (speed does not depend on the weights once denormals are flushed, nn/evaluator.py).
 Usage: python benchmarks/agent.py --json PATH [--games 16] [--checkpoint PATH] [--threads 1]
@@ -21,14 +21,15 @@ import time
 import numpy as np
 import torch
 
-from scrofazero.agents.iec import effective_sample_size
 from scrofazero.agents.mr_greed import MrGreed
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
+from scrofazero.atomic import write_json_atomic
 from scrofazero.config import ModelConfig
-from scrofazero.eval.driver import write_json_atomic
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.network import PolicyValueNet
+from scrofazero.sampling.iec import IECConfig, effective_sample_size
 
 ORIGINAL_SECONDS = 4.7  # original full agent per game, no weighting (gongzhu.md section 7)
 ORIGINAL_SECONDS_WEIGHTED = 6.2
@@ -54,7 +55,7 @@ class Timed:
 
 
 def measure(model, games: int, iec_draws: int) -> dict:
-    sz = Timed(ScrofaZeroAgent(model=model, iec_draws=iec_draws))
+    sz = Timed(ScrofaZeroAgent(model=model, weighting=IECConfig(draws=iec_draws)))
     greed = Timed(MrGreed(num_samples=20))
     for g, deal in enumerate(load_deals(limit=games)):
         state = GongzhuState(deal, 0)
@@ -85,8 +86,6 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)
     if args.checkpoint:
-        from scrofazero.train.checkpoints import load_model
-
         model = load_model(args.checkpoint)
     else:
         torch.manual_seed(0)

@@ -1,7 +1,7 @@
 """Random-play speed of the Gongzhu engines against OpenSpiel Hearts, on one core.
 
-Games per second for: our single-game GongzhuState, the batched BatchGongzhu, OpenSpiel Hearts
-from a Python loop and from its C++ evaluate_bots loop, and Mr. Greed (seats 0, 2) against
+Games per second for: our single-game GongzhuState, the batched LockstepRandomGames, OpenSpiel
+Hearts from a Python loop and from its C++ evaluate_bots loop, and Mr. Greed (seats 0, 2) against
 Mr. Random (1, 3). Writes ratios against the targets (single >= 1x OpenSpiel Python, batched
 >= 10x OpenSpiel C++, Mr. Greed >= 5x the original's 10 games/s).
 Usage: python benchmarks/engine.py --json PATH [--seconds 3] [--batch 16384] [--no-pin]
@@ -23,8 +23,8 @@ from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from scrofazero.eval.driver import write_json_atomic  # noqa: E402
-from scrofazero.games.gongzhu.batch import BatchGongzhu  # noqa: E402
+from scrofazero.atomic import write_json_atomic  # noqa: E402
+from scrofazero.games.gongzhu.lockstep_random import LockstepRandomGames  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 
 ORIGINAL_GREED_GAMES_PER_S = 10.0  # the original Mr. Greed (anchor from the project brief)
@@ -59,7 +59,7 @@ def batched_games(seconds: float, batch: int) -> float:
     rng = np.random.default_rng(0)
 
     def play(i: int) -> int:
-        games = BatchGongzhu.random(batch, rng)  # deal generation is included in the time
+        games = LockstepRandomGames.random(batch, rng)  # deal generation is included in the time
         for _ in range(52):
             games.apply(games.random_actions(rng))
         return batch
@@ -134,7 +134,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the results to this path")
     parser.add_argument("--seconds", type=float, default=3.0, help="timing per measurement")
-    parser.add_argument("--batch", type=int, default=16384, help="games per BatchGongzhu")
+    parser.add_argument("--batch", type=int, default=16384, help="games per LockstepRandomGames")
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     args = parser.parse_args()
     cpu = None if args.no_pin else pin_one_core()
@@ -204,7 +204,8 @@ def print_table(report: dict) -> None:
 
     rows = [
         ("single GongzhuState", "single_games_per_s", "single_vs_openspiel_python", "OS python"),
-        ("batched BatchGongzhu", "batched_games_per_s", "batched_vs_openspiel_cpp", "OS C++"),
+        ("batched LockstepRandomGames", "batched_games_per_s", "batched_vs_openspiel_cpp",
+         "OS C++"),
         ("OpenSpiel Hearts, Python loop", "openspiel_hearts_python_games_per_s", None, ""),
         ("OpenSpiel Hearts, evaluate_bots", "openspiel_hearts_cpp_games_per_s", None, ""),
         ("  same, bots built once", "openspiel_hearts_cpp_reused_bots_games_per_s",

@@ -1,11 +1,11 @@
 """Fish speed: random games per second and belief-tracker updates per second, in one run.
 
 Random games: `--games` seeded games per table size between random players through the match
-runner (eval/fish_match.py), so moves per second is the engine plus views. Tracker: every
+runner (fish/match.py), so moves per second is the engine plus views. Tracker: every
 shipped recording replayed from every seat's view, one exact update (a full recount) per event,
 probabilities read after each. Anchors measured beside them: an engine move (tracker update
 cost in engine moves) and, on late positions small enough to enumerate, the brute-force
-reference (games/fish/belief_reference.py) against the tracker on the same positions.
+reference (fish/belief_reference.py) against the tracker on the same positions.
 Usage: python benchmarks/fish.py --json PATH [--games 200]
 """
 
@@ -16,13 +16,12 @@ import time
 
 import numpy as np
 
-from scrofazero.agents.fish_players import RandomPlayer
-from scrofazero.eval.driver import write_json_atomic
-from scrofazero.eval.fish_match import play_game
-from scrofazero.games.fish.belief import BeliefTracker
-from scrofazero.games.fish.belief_reference import (enumerate_consistent_deals,
-                                                    reference_probabilities)
-from scrofazero.games.fish.prediction import RecordedGame, load_recordings
+from scrofazero.atomic import write_json_atomic
+from scrofazero.fish.belief import BeliefTracker
+from scrofazero.fish.belief_reference import enumerate_consistent_deals, reference_probabilities
+from scrofazero.fish.match import play_game
+from scrofazero.fish.players import RandomPlayer
+from scrofazero.fish.prediction import RecordedGame, load_recordings
 from scrofazero.games.fish.rules import Params
 
 

@@ -2,7 +2,7 @@
 
 Plays Mr. Greed (seats 0, 2) against Mr. Random (1, 3) on the same seeded deals with the fast
 agent (scrofazero/agents/mr_greed.py), the same agent with numba switched off (its kernel run by
-the Python interpreter, in a subprocess) and the plain reference (tests/greed_reference.py,
+the Python interpreter, in a subprocess) and the plain reference (tests/helpers/greed_reference.py,
 loaded by path); reports games/s of each, the ratios to the fast agent and to the original's 10
 games/s, and whether all played the very same cards on the shared games (they must).
 Usage: python benchmarks/greed.py --json PATH [--games 300] [--ref-games 4] [--no-jit-games 20]
@@ -29,16 +29,16 @@ import numpy as np  # noqa: E402
 
 from scrofazero.agents.mr_greed import MrGreed  # noqa: E402
 from scrofazero.agents.random_agent import RandomAgent  # noqa: E402
-from scrofazero.eval.driver import write_json_atomic  # noqa: E402
+from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 
 ORIGINAL_GAMES_PER_S = 10.0  # the original Mr. Greed (gongzhu.md section 7)
 TARGET_RATIO = 5.0  # project target: at least 5x the original
-REFERENCE_PATH = Path(__file__).resolve().parents[1] / "tests" / "greed_reference.py"
+REFERENCE_PATH = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "greed_reference.py"
 
 
 def load_reference():
-    """The tests/greed_reference.py module, imported by path (tests/ is not a package)."""
+    """The tests/helpers/greed_reference.py module, imported by path (tests/ is not a package)."""
     spec = importlib.util.spec_from_file_location("greed_reference", REFERENCE_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

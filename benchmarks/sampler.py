@@ -15,7 +15,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from scrofazero.eval.driver import write_json_atomic  # noqa: E402
+from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 from scrofazero.sampling import uniform  # noqa: E402
 

@@ -23,8 +23,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scrofazero.eval.driver import write_json_atomic  # noqa: E402
-from scrofazero.games.gongzhu import functional as F  # noqa: E402
+from scrofazero.atomic import write_json_atomic  # noqa: E402
+from scrofazero.games.gongzhu import batch as F  # noqa: E402
 from scrofazero.games.gongzhu.deals import random_deal  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 from scrofazero.nn.evaluator import NetworkEvaluator  # noqa: E402

@@ -1,10 +1,10 @@
 """Tiny Crew learners at a bounded budget, evaluated exactly over all 34,650 deals.
 
-Chance-sampled CFR+ (games/tiny_crew/cfr.py) for --cfr-iterations sampled deals and OpenSpiel's
+Chance-sampled CFR+ (tiny_crew/cfr.py) for --cfr-iterations sampled deals and OpenSpiel's
 Python external-sampling MCCFR for --mccfr-iterations iterations, against uniform random play
 and the open-hand bound, in one run. Reports each policy's exact win rate (average and, for CFR,
 current policy), the number of information states it stored and the seconds it took; the
-growth of the CFR tables is why these budgets are small (see README, Tiny Crew).
+growth of the CFR tables is why these budgets are small (see docs/tiny_crew.md).
 Usage: python benchmarks/tiny_crew_learning.py --json PATH [--cfr-iterations 3000]
        [--mccfr-iterations 2000]
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from scrofazero.eval.driver import write_json_atomic
-from scrofazero.games.tiny_crew.cfr import CFRTrainer
-from scrofazero.games.tiny_crew.exact import Setting, TabularPolicy
+from scrofazero.atomic import write_json_atomic
+from scrofazero.tiny_crew.cfr import CFRTrainer
+from scrofazero.tiny_crew.exact import Setting, TabularPolicy
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     from open_spiel.python.algorithms import external_sampling_mccfr as es
 
     import scrofazero.openspiel  # noqa: F401  (registers python_tiny_crew)
-    from scrofazero.games.tiny_crew.openspiel_policy import mccfr_to_tabular
+    from scrofazero.tiny_crew.mccfr import mccfr_to_tabular
 
     solver = es.ExternalSamplingSolver(pyspiel.load_game("python_tiny_crew"),
                                        es.AverageType.SIMPLE)

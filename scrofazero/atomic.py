@@ -1,10 +1,13 @@
 """Atomic file writes: write into a temporary file beside the target, then rename it into place,
 so a crash at any moment leaves either the old file or the new one, never half of either.
-Used by training checkpoints, Tiny Crew policy/trainer files and evaluate.py's JSON."""
+The one way the project writes files: training checkpoints and milestone copies, Tiny Crew
+policy/trainer files, evaluate.py's and the benchmarks' JSON."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -31,3 +34,21 @@ def write_atomic(path: str | os.PathLike, write: Callable, mode: str = "wb",
             pass
         raise
     return path
+
+
+def write_json_atomic(path: str | os.PathLike, payload: dict) -> Path:
+    """`payload` as indented JSON at `path` (parent folders made), written atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def dump(f) -> None:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+
+    return write_atomic(path, dump, mode="w")
+
+
+def copy_atomic(source: str | os.PathLike, path: str | os.PathLike, fsync: bool = True) -> Path:
+    """A copy of `source` at `path`, written atomically (fsynced by default)."""
+    with open(source, "rb") as src:
+        return write_atomic(path, lambda f: shutil.copyfileobj(src, f), fsync=fsync)

@@ -61,8 +61,8 @@ def test_bad_input_is_named(tmp_path):
 def tiny_checkpoint(tmp_path_factory):
     import torch
 
+    from scrofazero.nn.checkpoint import save_checkpoint
     from scrofazero.nn.network import PolicyValueNet
-    from scrofazero.train.checkpoints import save_checkpoint
 
     torch.manual_seed(0)
     model = PolicyValueNet(hidden=(32,), num_blocks=1)
@@ -75,12 +75,18 @@ def test_wpg_scrofazero_default_player(tiny_checkpoint, tmp_path):
     out = tmp_path / "w.json"
     ckpt = tiny_checkpoint / "run" / "latest.pt"
     proc = run_cli("--wpg", f"checkpoint={ckpt}", "deals=1", "greed_samples=4",
-                   "scrofazero.sampling=uniform", "scrofazero.num_deals=3", f"out={out}")
+                   "scrofazero.sampling.method=uniform", "scrofazero.sampling.num_deals=3",
+                   "scrofazero.search.selection=puct", "scrofazero.search.c_puct=7.5",
+                   f"out={out}")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["player"] == "scrofazero" and result["games"] == 2 and result["deals"] == 1
     assert set(result) >= {"wpg", "stderr", "deals", "games", "seconds_per_game"}
-    assert result["seconds_per_game"] > 0 and result["settings"]["num_deals"] == 3
+    assert result["seconds_per_game"] > 0 and result["settings"]["sampling"]["num_deals"] == 3
+    # every search setting reaches the player, the PUCT constant included
+    assert result["settings"]["search"] == {"c_uct": 30.0, "budget_base": 10,
+                                            "budget_per_legal": 2, "selection": "puct",
+                                            "c_puct": 7.5}
     assert "WPG of scrofazero" in proc.stdout
 
 
@@ -88,7 +94,8 @@ def test_matrix_with_network_players_prints_epsilon(tiny_checkpoint, tmp_path):
     out = tmp_path / "m.json"
     ckpt = tiny_checkpoint / "run" / "latest.pt"
     proc = run_cli("--matrix", "players=[random,raw,scrofazero]", f"checkpoint={ckpt}",
-                   "deals=1", "scrofazero.num_important=1", "scrofazero.weighting=false",
+                   "deals=1", "scrofazero.sampling.num_important=1",
+                   "scrofazero.weighting.enabled=false",
                    f"out={out}")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scrofazero.train.checkpoints import load_checkpoint
+from scrofazero.nn.checkpoint import load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 

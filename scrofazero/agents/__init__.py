@@ -2,36 +2,28 @@
 
 from __future__ import annotations
 
-from .base import Agent
+from scrofazero.agents.base import Agent
+from scrofazero.agents.mr_greed import MrGreed
+from scrofazero.agents.mr_if import MrIf
+from scrofazero.agents.random_agent import RandomAgent
+from scrofazero.agents.raw_net import RawNetworkAgent
+from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
 
-AGENT_NAMES = ("random", "if", "greed", "raw", "scrofazero")
+PLAYERS = {
+    "random": RandomAgent,
+    "if": MrIf,  # Mr. If
+    "greed": MrGreed,  # Mr. Greed
+    "raw": RawNetworkAgent,  # the network with a 1-ply value search over sampled deals
+    "scrofazero": ScrofaZeroAgent,  # the full player: sampled deals, IEC weights, batched MCTS
+}
+AGENT_NAMES = tuple(PLAYERS)
 
 
 def make_agent(name: str, **kwargs) -> Agent:
-    """Build a player by its registry name: 'random', 'if' (Mr. If) or 'greed' (Mr. Greed)
-    or 'raw' (the network with a 1-ply value search over sampled deals; needs a checkpoint)
-    or 'scrofazero' (the full player: sampled deals, IEC weights, batched MCTS)."""
-    if name == "random":
-        from .random_agent import RandomAgent
-
-        return RandomAgent(**kwargs)
-    if name == "if":
-        from .mr_if import MrIf
-
-        return MrIf(**kwargs)
-    if name == "greed":
-        from .mr_greed import MrGreed
-
-        return MrGreed(**kwargs)
-    if name == "raw":
-        from .raw_net import RawNetworkAgent
-
-        return RawNetworkAgent(**kwargs)
-    if name == "scrofazero":
-        from .scrofazero_agent import ScrofaZeroAgent
-
-        return ScrofaZeroAgent(**kwargs)
-    raise ValueError(f"unknown player {name!r}; choose from {', '.join(AGENT_NAMES)}")
+    """Build a player by its registry name (a key of PLAYERS) with its keyword arguments."""
+    if name not in PLAYERS:
+        raise ValueError(f"unknown player {name!r}; choose from {', '.join(AGENT_NAMES)}")
+    return PLAYERS[name](**kwargs)
 
 
-__all__ = ["AGENT_NAMES", "Agent", "make_agent"]
+__all__ = ["AGENT_NAMES", "PLAYERS", "Agent", "make_agent"]

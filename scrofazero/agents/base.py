@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.rules import InfoView
 
 
 @runtime_checkable

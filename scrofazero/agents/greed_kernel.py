@@ -2,7 +2,7 @@
 
 Called by mr_greed.py (which documents the rule and its choices). Every quantity is an integer
 in quarter points (each term of the rule is a multiple of 1/4 point), so sums and ties are
-exact and match tests/greed_reference.py. Card sets are 52-bit masks held in int64.
+exact and match tests/helpers/greed_reference.py. Card sets are 52-bit masks held in int64.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..games.gongzhu.cards import C10, DJ, HEARTS, SCORING_BIT, SQ
-from ..games.gongzhu.scoring import FINAL_SCORE, MID_SCORE
+from scrofazero.games.gongzhu.cards import C10, DJ, HEARTS, SCORING_BIT, SQ
+from scrofazero.games.gongzhu.scoring import FINAL_SCORE, MID_SCORE
 
 SA, SK = 12, 11
 DQ, DA = 36, 38  # DQ, DK, DA are 36, 37, 38; DJ is 35

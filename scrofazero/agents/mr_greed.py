@@ -3,7 +3,8 @@
 Per legal card: in each of N sampled deals (scrofazero.sampling.uniform.sample_owners) the later
 seats of the trick answer greedily, the finished trick is valued for our team, the card's relief
 is added; the sums are compared and ties broken with the rng. The search is the numba kernel in
-greed_kernel.py; tests/greed_reference.py restates the rule slowly and must give equal scores.
+greed_kernel.py; tests/helpers/greed_reference.py restates the rule slowly and must give equal
+scores.
 
 Choices where gongzhu.md is open (the reference makes the same ones):
 - Trick value = change of the team difference (own team - other team) of the pile valuation
@@ -30,11 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games.gongzhu.cards import BASE_VALUE, NUM_CARDS, SCORING_CARDS, SUIT_MASK
-from ..games.gongzhu.rules import InfoView
-from ..games.gongzhu.scoring import MID_SCORE_LIST, pile_scores
-from ..sampling.uniform import sample_owners
-from .greed_kernel import BASE_RELIEF, greed_scores_q
+from scrofazero.agents.greed_kernel import BASE_RELIEF, greed_scores_q
+from scrofazero.games.gongzhu.cards import BASE_VALUE, NUM_CARDS, SCORING_CARDS, SUIT_MASK
+from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.scoring import MID_SCORE_LIST, pile_scores
+from scrofazero.sampling.uniform import sample_owners
 
 __all__ = ["BASE_RELIEF", "MrGreed", "greed_scores", "points_to_come"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games.gongzhu.cards import CHUNK_CARDS, card_index, cards_to_mask
-from ..games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.cards import CHUNK_CARDS, card_index, cards_to_mask
+from scrofazero.games.gongzhu.rules import InfoView
 
 SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
 _R10, _RJ, _RQ, _RK, _RA = 8, 9, 10, 11, 12  # rank positions inside a 13-bit suit chunk

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.rules import InfoView
 
 
 class RandomAgent:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games.gongzhu.functional import StateBatch, step
-from ..games.gongzhu.rules import GongzhuState, InfoView
-from ..nn.evaluator import NetworkEvaluator
-from ..sampling.uniform import sample_hands
+from scrofazero.games.gongzhu.batch import StateBatch, step
+from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
+from scrofazero.nn.checkpoint import load_model
+from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.sampling.uniform import sample_hands
 
 MODES = ("value", "policy")
 
 
 class RawNetworkAgent:
-    """Network player. checkpoint: path loaded with train.checkpoints.load_model; or model: a
+    """Network player. checkpoint: path loaded with nn.checkpoint.load_model; or model: a
     PolicyValueNet (or any module with its forward). num_deals: uniform deals sampled per
     decision. mode: "value" (1-ply value search) or "policy" (mean masked softmax)."""
 
@@ -33,8 +34,6 @@ class RawNetworkAgent:
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
-            from ..train.checkpoints import load_model  # lazy: torch checkpoint code on demand
-
             model = load_model(checkpoint)
         model.eval()
         self.evaluator = NetworkEvaluator(model, device=device)

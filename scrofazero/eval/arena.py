@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
-from ..agents import Agent, make_agent
-from ..games.gongzhu.deals import check_deal, rotate_deal
-from ..games.gongzhu.rules import GongzhuState
+from scrofazero.agents import Agent, make_agent
+from scrofazero.games.gongzhu.deals import check_deal, rotate_deal
+from scrofazero.games.gongzhu.rules import GongzhuState
 
 NUM_PLAYS = 2  # each deal is played as dealt and rotated one seat on
 
@@ -169,7 +170,6 @@ class _NoBar:
 def _progress_bar(total: int, desc: str, enabled: bool):
     if not enabled:
         return _NoBar()
-    from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit="deal")
 

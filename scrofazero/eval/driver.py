@@ -1,31 +1,25 @@
-"""What `evaluate.py` runs: a player matrix or a WPG measurement, printed and saved as JSON.
+"""What `evaluate.py game=gongzhu` runs: a player matrix, a WPG measurement or the IEC belief
+diagnostic, printed and returned as a dict (the entry point writes it as JSON).
 
-Talks to eval.arena (duplicate play) and games.gongzhu.deals (the deal set); results are
-written atomically so an interrupted run never leaves a half-written file.
+Talks to eval.arena (duplicate play), games.gongzhu.deals (the deal set) and the players.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import time
 from pathlib import Path
 
-from ..agents import AGENT_NAMES
-from ..atomic import write_atomic
-from ..games.gongzhu.deals import load_deals
+from omegaconf import OmegaConf
 
-
-def write_json_atomic(path: str | os.PathLike, payload: dict) -> Path:
-    """Write `payload` as JSON to a temporary file beside `path`, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def dump(f) -> None:
-        json.dump(payload, f, indent=2)
-        f.write("\n")
-
-    return write_atomic(path, dump, mode="w")
+from scrofazero.agents import AGENT_NAMES, make_agent
+from scrofazero.eval.arena import duplicate_match, format_matrix, matrix
+from scrofazero.eval.epsilon import format_intransitivity, intransitivity
+from scrofazero.eval.iec_diagnostic import belief_quality
+from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.nn.checkpoint import load_model
+from scrofazero.nn.evaluator import NetworkEvaluator
 
 
 def _check_players(names) -> list[str]:
@@ -63,42 +57,18 @@ def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
         kwargs["raw"] = {"checkpoint": checkpoint, "num_deals": cfg.raw_deals,
                          "mode": cfg.raw_mode}
     if "scrofazero" in names:
-        from omegaconf import OmegaConf
-
-        settings = OmegaConf.to_container(cfg.scrofazero, resolve=True)
-        kwargs["scrofazero"] = {"checkpoint": checkpoint, **settings}
+        player = OmegaConf.to_object(cfg.scrofazero)  # a PlayerConfig (validated on creation)
+        kwargs["scrofazero"] = {"checkpoint": checkpoint, "search": player.search,
+                                "sampling": player.sampling, "weighting": player.weighting}
     return {k: v for k, v in kwargs.items() if k in names}, checkpoint
 
 
 def run_evaluate(cfg) -> dict:
-    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu, the exact Tiny Crew report
-    (eval/tiny_crew.py) or a Fish mode ('track', 'match'; eval/fish.py); print; return the
-    result dict."""
-    from .arena import duplicate_match, format_matrix, matrix
-
-    if cfg.game.name == "tiny_crew":
-        from .tiny_crew import run_tiny_crew
-
-        result = run_tiny_crew(cfg)
-        if cfg.out:
-            print(f"wrote {write_json_atomic(cfg.out, result)}")
-        return result
-    if cfg.game.name == "fish":
-        from .fish import run_fish
-
-        result = run_fish(cfg)
-        if cfg.out:
-            print(f"wrote {write_json_atomic(cfg.out, result)}")
-        return result
-    if cfg.game.name != "gongzhu":
-        raise ValueError(f"evaluate.py supports game=gongzhu, tiny_crew and fish, "
-                         f"not {cfg.game.name!r}")
+    """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu; print; return the result dict."""
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")
     workers = cfg.workers or os.cpu_count() or 1
     if cfg.mode == "matrix":
-        from .epsilon import format_intransitivity, intransitivity
-
         players = _check_players(cfg.players)
         kwargs, checkpoint = _agent_kwargs(cfg, players, workers)
         deals = load_deals(cfg.deals_file, limit=cfg.deals)
@@ -127,7 +97,8 @@ def run_evaluate(cfg) -> dict:
                   # per-deal values, so that two runs on the same deals can be compared paired
                   "values": match.values.tolist()}
         if cfg.player == "scrofazero":
-            result["settings"] = kwargs["scrofazero"]
+            result["settings"] = {key: dataclasses.asdict(kwargs["scrofazero"][key])
+                                  for key in ("search", "sampling", "weighting")}
         print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
               f"over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
     elif cfg.mode == "belief":
@@ -135,19 +106,12 @@ def run_evaluate(cfg) -> dict:
     else:
         raise ValueError(f"unknown mode {cfg.mode!r}: use --matrix, --wpg or mode=belief")
     result["seed"] = cfg.seed
-    if cfg.out:
-        print(f"wrote {write_json_atomic(cfg.out, result)}")
     return result
 
 
 def _run_belief(cfg) -> dict:
-    """mode=belief: eval.belief on games of four copies of cfg.player (the net's own view)."""
-    from ..agents import make_agent
-    from ..agents.iec import IECConfig
-    from ..nn.evaluator import NetworkEvaluator
-    from ..train.checkpoints import load_model
-    from .belief import belief_quality
-
+    """mode=belief: eval.iec_diagnostic on games of four copies of cfg.player (the net's own
+    view)."""
     if cfg.belief_games < 1:
         raise ValueError(f"belief_games must be >= 1, got {cfg.belief_games}")
     _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
@@ -155,13 +119,12 @@ def _run_belief(cfg) -> dict:
     checkpoint = checkpoint or find_checkpoint(cfg.checkpoint)
     player = make_agent(cfg.player, **kwargs.get(cfg.player, {}))
     evaluator = NetworkEvaluator(load_model(checkpoint))
-    iec = IECConfig(beta_post=cfg.scrofazero.beta_post, form=cfg.scrofazero.iec_form)
+    settings = OmegaConf.to_object(cfg.scrofazero)
     deals = load_deals(cfg.deals_file, limit=cfg.belief_games)
     result = belief_quality([player] * 4, lambda x: evaluator.forward_features(x)[0], deals,
-                            cfg.seed, num_important=cfg.scrofazero.num_important,
-                            per_stratum=cfg.scrofazero.per_stratum * cfg.scrofazero.iec_draws,
-                            iec=iec,
-                            progress=cfg.progress)
+                            cfg.seed, num_important=settings.sampling.num_important,
+                            per_stratum=settings.sampling.per_stratum * settings.weighting.draws,
+                            iec=settings.weighting, progress=cfg.progress)
     result.update(player=cfg.player, checkpoint=checkpoint)
     print(f"belief over {result['card_predictions']} important-card predictions in "
           f"{result['informed_positions']} informed positions of {result['games']} games of "

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games.gongzhu.cards import NUM_CARDS
-from ..games.gongzhu.functional import StateBatch, current_player
+from scrofazero.games.gongzhu.batch import StateBatch, current_player
+from scrofazero.games.gongzhu.cards import NUM_CARDS
 
 ENCODING_VERSION = 1
 HANDS_OFFSET = 0  # [0:208] 4 x 52 hands of seats p, p+1, p+2, p+3

@@ -10,15 +10,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..games.gongzhu.functional import (
+from scrofazero.games.gongzhu.batch import (
     GongzhuRules,
     StateBatch,
     current_player,
     is_terminal,
     returns,
 )
-from ..games.gongzhu.scoring import MAX_RETURN
-from .encoding import encode
+from scrofazero.games.gongzhu.scoring import MAX_RETURN
+from scrofazero.nn.encoding import encode
 
 
 class NetworkEvaluator:

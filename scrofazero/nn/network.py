@@ -12,7 +12,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from .encoding import INPUT_SIZE
+from scrofazero.nn.encoding import INPUT_SIZE
 
 
 class ResidualBlock(nn.Module):

@@ -7,11 +7,12 @@ of them to the three other seats that some consistent deal allows (a "stratum"),
 same number of deals inside each stratum, the rest of the cards exactly uniform given the pins
 (sampling/uniform.py).
 
-Each draw carries a prior weight. With `prior="exact"` (our default) it is the stratum's exact
-probability under the uniform distribution (its share of the consistent deals) divided by the
-draws per stratum, so weighted averages stay unbiased estimates of the uniform expectation and
-only their variance shrinks; `prior="equal"` gives every draw the same weight, as the original
-code did, which overweights unlikely strata.
+Each draw carries a prior weight. With `stratum_weights="exact"` (our default) it is the
+stratum's exact probability under the uniform distribution (its share of the consistent deals)
+divided by the draws per stratum, so weighted averages stay unbiased estimates of the uniform
+expectation and only their variance shrinks; `stratum_weights="equal"` gives every draw the same
+weight, as the original code did, which overweights unlikely strata. `SamplingConfig` and `draw`
+are the player's settings and entry point (stratified or uniform).
 """
 
 from __future__ import annotations
@@ -21,11 +22,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..games.gongzhu.cards import C10, DJ, SQ, card_index
-from ..games.gongzhu.rules import InfoView
-from .uniform import assignment_owners, count_assignments, sample_assignment, view_constraints
+from scrofazero.games.gongzhu.cards import C10, DJ, SQ, card_index
+from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.sampling.uniform import (
+    assignment_owners,
+    count_assignments,
+    sample_assignment,
+    view_constraints,
+)
 
-PRIORS = ("exact", "equal")
+STRATUM_WEIGHTS = ("exact", "equal")
+METHODS = ("stratified", "uniform")
+
+
+@dataclass
+class SamplingConfig:
+    """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
+    evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
+
+    method: str = "stratified"  # stratified (on important cards) | uniform
+    num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
+    per_stratum: int = 1  # deals drawn in each stratum
+    num_deals: int = 9  # deals per decision with method=uniform
+    stratum_weights: str = "exact"  # exact (each stratum's uniform probability) | equal (the original)
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown sampling method {self.method!r}; choose from "
+                             f"{', '.join(METHODS)}")
+        if self.stratum_weights not in STRATUM_WEIGHTS:
+            raise ValueError(f"unknown stratum_weights {self.stratum_weights!r}; choose from "
+                             f"{', '.join(STRATUM_WEIGHTS)}")
+        for key in ("num_important", "per_stratum", "num_deals"):
+            low = 0 if key == "num_important" else 1
+            if getattr(self, key) < low:
+                raise ValueError(f"sampling {key} must be >= {low}, got {getattr(self, key)}")
 
 
 def _cards(codes: str) -> tuple[int, ...]:
@@ -79,32 +110,35 @@ def important_cards(view: InfoView, num: int) -> tuple[int, ...]:
 class DealSample:
     """Sampled deals of one view with their prior weights.
 
-    owners [D, 52] int8 (-1 played, else the holding seat); prior [D] float64 summing to 1;
+    owners [D, 52] int8 (-1 played, else the holding seat); weights [D] float64 prior weight
+    of each draw, summing to 1;
     stratum [D] int64 stratum index of each draw; important: the pinned cards; strata [S, k]
     int8 absolute seat holding each important card in each stratum; stratum_prob [S] float64
     exact probability of each stratum under uniform sampling."""
 
     owners: np.ndarray
-    prior: np.ndarray
+    weights: np.ndarray
     stratum: np.ndarray
     important: tuple[int, ...]
     strata: np.ndarray
     stratum_prob: np.ndarray
 
     def take(self, idx) -> "DealSample":
-        """Draws `idx` with their priors renormalised (strata tables kept)."""
-        prior = self.prior[idx]
-        return DealSample(self.owners[idx], prior / prior.sum(), self.stratum[idx],
+        """Draws `idx` with their weights renormalised (strata tables kept)."""
+        weights = self.weights[idx]
+        return DealSample(self.owners[idx], weights / weights.sum(), self.stratum[idx],
                           self.important, self.strata, self.stratum_prob)
 
 
 def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
-                      rng: np.random.Generator, prior: str = "exact") -> DealSample:
+                      rng: np.random.Generator, stratum_weights: str = "exact") -> DealSample:
     """Deals of the unseen cards, `per_stratum` in each consistent placement of the important
     cards (so D = S x per_stratum with S <= 3 ** num_important). See the module docstring for
-    `prior`. Raises ValueError when no deal is consistent or an argument is out of range."""
-    if prior not in PRIORS:
-        raise ValueError(f"unknown prior {prior!r}; choose from {', '.join(PRIORS)}")
+    `stratum_weights`. Raises ValueError when no deal is consistent or an argument is out of
+    range."""
+    if stratum_weights not in STRATUM_WEIGHTS:
+        raise ValueError(f"unknown stratum_weights {stratum_weights!r}; choose from "
+                         f"{', '.join(STRATUM_WEIGHTS)}")
     if per_stratum < 1:
         raise ValueError(f"per_stratum must be >= 1, got {per_stratum}")
     cards, sizes, voids, others = view_constraints(view)
@@ -125,7 +159,7 @@ def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
     stratum = np.repeat(np.arange(len(patterns)), per_stratum)  # [D]
     assign = sample_assignment(cards, sizes, voids, stratum.size, rng,
                                fixed=np.stack(patterns)[stratum])  # [D, U]
-    if prior == "exact":
+    if stratum_weights == "exact":
         weights = stratum_prob[stratum] / per_stratum
     else:
         weights = np.full(stratum.size, 1.0 / stratum.size)
@@ -133,7 +167,7 @@ def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
     strata = seat_of[np.stack(patterns)[:, where]] if important else np.zeros((1, 0), np.int8)
     return DealSample(
         owners=assignment_owners(view, cards, others, assign),
-        prior=weights / weights.sum(),
+        weights=weights / weights.sum(),
         stratum=stratum,
         important=important,
         strata=strata,
@@ -142,16 +176,25 @@ def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
 
 
 def sample_uniform(view: InfoView, num_deals: int, rng: np.random.Generator) -> DealSample:
-    """`num_deals` exactly uniform deals as a DealSample (one stratum, equal priors)."""
+    """`num_deals` exactly uniform deals as a DealSample (one stratum, equal weights)."""
     if num_deals < 1:
         raise ValueError(f"num_deals must be >= 1, got {num_deals}")
     cards, sizes, voids, others = view_constraints(view)
     assign = sample_assignment(cards, sizes, voids, num_deals, rng)
     return DealSample(
         owners=assignment_owners(view, cards, others, assign),
-        prior=np.full(num_deals, 1.0 / num_deals),
+        weights=np.full(num_deals, 1.0 / num_deals),
         stratum=np.zeros(num_deals, dtype=np.int64),
         important=(),
         strata=np.zeros((1, 0), dtype=np.int8),
         stratum_prob=np.ones(1),
     )
+
+
+def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
+         draws: int = 1) -> DealSample:
+    """`draws` x the configured number of deals (per stratum, or uniform) for `view`."""
+    if config.method == "stratified":
+        return sample_stratified(view, config.num_important, config.per_stratum * draws, rng,
+                                 config.stratum_weights)
+    return sample_uniform(view, config.num_deals * draws, rng)

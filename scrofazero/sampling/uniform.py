@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from ..games.gongzhu.cards import NUM_CARDS, mask_to_cards
-from ..games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.cards import NUM_CARDS, mask_to_cards
+from scrofazero.games.gongzhu.rules import InfoView
 
 # Cards are grouped by the set of seats allowed to hold them (3-bit mask, 1..7). Two cards with
 # the same allowed set are interchangeable for the constraints, so a "table" (how many cards of

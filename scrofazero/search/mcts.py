@@ -14,18 +14,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .protocols import BatchedGame, Evaluator
+from scrofazero.search.protocols import BatchedGame, Evaluator
+
+SELECTIONS = ("ucb", "puct")
 
 
 @dataclass
 class MCTSConfig:
-    """Search parameters (paper: UCB1, c = 30, budget 0 + 2x in training, 10 + 2x in play)."""
+    """Search settings, the one shape used by self-play, the players and evaluate.py (hydra group
+    `search`, and `scrofazero.search` of evaluate.py). Paper: UCB1, c = 30 points, budget
+    0 + 2 x legal cards in training and 10 + 2 x legal cards in play."""
 
     c_uct: float = 30.0  # UCB1 exploration constant, in points
-    budget_base: int = 0  # simulations per root = budget_base + budget_per_legal * num legal
-    budget_per_legal: int = 2
-    prior: str = "none"  # "none" = UCB1 as the paper; "puct" = policy-prior selection
-    c_puct: float = 60.0  # PUCT exploration constant, in points
+    budget_base: int = 0  # simulations per root = budget_base + budget_per_legal x legal cards
+    budget_per_legal: int = 2  # simulations per legal card at the root
+    selection: str = "ucb"  # child selection rule: ucb (UCB1, the paper) | puct (policy-head prior)
+    c_puct: float = 60.0  # PUCT exploration constant, in points (selection=puct only)
+
+    def __post_init__(self):
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"search selection must be one of {', '.join(SELECTIONS)}, "
+                             f"got {self.selection!r}")
 
 
 @dataclass
@@ -41,10 +50,10 @@ class SearchResult:
 
 
 def _check_config(config: MCTSConfig) -> bool:
-    """True for PUCT selection; raises on an unknown prior."""
-    if config.prior not in ("none", "puct"):
-        raise ValueError(f"MCTSConfig.prior must be 'none' or 'puct', got {config.prior!r}")
-    return config.prior == "puct"
+    """True for PUCT selection; raises on an unknown rule (also for a config changed after
+    it was built)."""
+    MCTSConfig.__post_init__(config)
+    return config.selection == "puct"
 
 
 def root_budgets(legal: np.ndarray, config: MCTSConfig) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,7 @@
 """What tree search needs from a game and from a leaf evaluator, as typing protocols.
 
 Search (mcts.py) talks to a game only through `BatchedGame` (pure functions over a batch of
-states, e.g. games.gongzhu.functional.GongzhuRules) and to a network only through `Evaluator`
+states, e.g. games.gongzhu.batch.GongzhuRules) and to a network only through `Evaluator`
 (e.g. nn.evaluator.NetworkEvaluator), so it is tested with cheap hand-written evaluators.
 """
 

@@ -8,8 +8,6 @@ resuming: a checkpoint holds model, optimiser, step, config, the replay and the 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -17,15 +15,18 @@ from pathlib import Path
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
 
-from ..games.gongzhu.deals import load_deals
-from ..nn.evaluator import NetworkEvaluator
-from ..nn.network import PolicyValueNet
-from ..search.mcts import MCTSConfig
-from .checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
-from .learner import make_optimizer, train_step
-from .replay import ReplayBuffer
-from .selfplay import SelfPlayRecords, play_selfplay
+from scrofazero.atomic import copy_atomic
+from scrofazero.eval.arena import duplicate_match
+from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.nn.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.nn.network import PolicyValueNet
+from scrofazero.train.learner import make_optimizer, train_step
+from scrofazero.train.replay import ReplayBuffer
+from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay
 
 
 def pick_device(name: str) -> torch.device:
@@ -90,13 +91,6 @@ class Run:
         self.evals = list(extra.get("evals", []))
 
 
-def _mcts_config(search: DictConfig) -> MCTSConfig:
-    return MCTSConfig(
-        c_uct=search.c_uct, budget_base=search.budget_base,
-        budget_per_legal=search.budget_per_legal, prior=search.prior, c_puct=search.c_puct,
-    )
-
-
 def _learn(run: Run) -> dict:
     t = run.cfg.train
     run.model.train()
@@ -114,7 +108,6 @@ def _learn(run: Run) -> dict:
 
 def _evaluate(run: Run, checkpoint: Path, deals: np.ndarray) -> dict:
     """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random."""
-    from ..eval.arena import duplicate_match
 
     t = run.cfg.train
     kwargs = {"raw": {"checkpoint": str(checkpoint), "num_deals": t.eval_raw_deals}}
@@ -144,10 +137,7 @@ def _keep_milestones(run: Run, path: Path, before_seconds: float) -> None:
     pruned), so figures 'after M minutes of training' can be measured later."""
     for minutes in run.cfg.train.milestone_minutes:
         if before_seconds < 60 * minutes <= run.train_seconds:
-            target = run.dir / f"milestone_{minutes:g}min.pt"
-            tmp = target.with_suffix(".tmp")
-            shutil.copyfile(path, tmp)
-            os.replace(tmp, target)
+            copy_atomic(path, run.dir / f"milestone_{minutes:g}min.pt")
 
 
 def _should_stop(run: Run) -> bool:
@@ -158,10 +148,6 @@ def _should_stop(run: Run) -> bool:
 
 
 def _open_run(cfg: DictConfig) -> Run:
-    if cfg.game.name != "gongzhu":
-        raise ValueError(f"train.py trains game=gongzhu and game=tiny_crew; there is no learner "
-                         f"for {cfg.game.name!r} yet (Fish: python evaluate.py game=fish "
-                         "mode=track|match)")
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
@@ -180,21 +166,12 @@ def _open_run(cfg: DictConfig) -> Run:
 
 
 def run_training(cfg: DictConfig) -> Run:
-    """Train until max_batches / max_minutes (or forever); returns the finished run.
-    game=tiny_crew goes to train/tiny_crew.py (CFR-family learning, exact evaluation)."""
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
-
-    if cfg.game.name == "tiny_crew":
-        from .tiny_crew import run_tiny_crew_training
-
-        return run_tiny_crew_training(cfg)
-
+    """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run."""
     run = _open_run(cfg)
     t = cfg.train
     writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run), purge_step=run.step + 1)
     eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
-    mcts = _mcts_config(cfg.search)
+    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig (validated on creation)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     run.model.eval()
     if run.step == 0:

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scrofazero.games.gongzhu.cards import NUM_CARDS
-from scrofazero.games.gongzhu.deals import check_deal
-from scrofazero.games.gongzhu.functional import (
+from scrofazero.games.gongzhu.batch import (
     GongzhuRules,
     StateBatch,
     current_player,
@@ -25,6 +23,8 @@ from scrofazero.games.gongzhu.functional import (
     returns,
     step,
 )
+from scrofazero.games.gongzhu.cards import NUM_CARDS
+from scrofazero.games.gongzhu.deals import check_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import encode
 from scrofazero.search.mcts import MCTSConfig, run_mcts

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
-from .cards import (
+from scrofazero.games.fish.cards import (
     CARD_CODES,
     TABLE_SIZES,
     card_code,
@@ -23,7 +23,7 @@ from .cards import (
     set_of,
     team_of,
 )
-from .events import Ask, Call, Event
+from scrofazero.games.fish.events import Ask, Call, Event
 
 CALL_MODES = ("any_time", "own_turn")
 NUM_TEAMS = 2
@@ -69,6 +69,35 @@ Assignment = Union[Mapping[int, int], Iterable[Sequence[int]]]
 def _normalise_assignment(assignment: Assignment) -> list[tuple[int, int]]:
     items = assignment.items() if isinstance(assignment, Mapping) else assignment
     return [(int(card), int(seat)) for card, seat in items]
+
+
+@dataclass(frozen=True)
+class AskMove:
+    target: int
+    card: int
+
+
+@dataclass(frozen=True)
+class CallMove:
+    set_id: int
+    assignment: tuple[tuple[int, int], ...]  # (card, seat) for the set's 6 cards
+
+
+Move = Union[AskMove, CallMove]
+
+
+@dataclass(frozen=True)
+class FishView:
+    """What seat `seat` knows right now besides the events: its hand, the public counts, the
+    uncalled sets, its legal asks (empty when it is not to move) and whether it must call."""
+
+    seat: int
+    num_players: int
+    hand: tuple[int, ...]
+    hand_counts: tuple[int, ...]
+    uncalled_sets: tuple[int, ...]
+    legal_asks: tuple[tuple[int, int], ...]
+    must_call: bool
 
 
 class FishState:
@@ -333,6 +362,16 @@ class FishState:
         return pairs
 
     # ---- copies and comparison
+
+    def view(self, seat: int, force_call: bool = False) -> FishView:
+        """What `seat` knows now besides the public events: legal asks only on its turn;
+        must_call when the rules force a call (or the caller does, `force_call`: a match
+        runner's move cap)."""
+        to_move = seat == self.current_player
+        asks = tuple(self.legal_asks()) if to_move and not force_call else ()
+        return FishView(seat=seat, num_players=self.num_players, hand=self.hand(seat),
+                        hand_counts=self.hand_counts, uncalled_sets=tuple(self.uncalled_sets()),
+                        legal_asks=asks, must_call=to_move and (force_call or self.must_call))
 
     def clone(self) -> "FishState":
         other = FishState.__new__(FishState)

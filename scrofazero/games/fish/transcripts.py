@@ -13,9 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
-from .cards import card_code, card_id, hand_size, num_cards, num_sets, set_name, set_of, team_of
-from .events import Ask, Call, Event
-from .rules import FishState, IllegalMove, Params
+from scrofazero.games.fish.cards import (
+    card_code,
+    card_id,
+    hand_size,
+    num_cards,
+    num_sets,
+    set_name,
+    set_of,
+    team_of,
+)
+from scrofazero.games.fish.events import Ask, Call, Event
+from scrofazero.games.fish.rules import FishState, IllegalMove, Params
 
 RECORDINGS_DIR = Path(__file__).parent / "recordings"
 _HAND = re.compile(r"([^\s{}:]+):\{([^{}]*)\}")

@@ -1,8 +1,9 @@
-"""Gongzhu: cards, scoring, deals, the single-game rules engine and the batched engine."""
+"""Gongzhu rules: cards, scoring, deals, the single-game reference engine (rules), the batched
+state used by search (batch) and lockstep random play (lockstep_random)."""
 
-from .cards import card_code, card_index
-from .deals import load_deals, random_deal, rotate_deal
-from .rules import GongzhuState, InfoView
+from scrofazero.games.gongzhu.cards import card_code, card_index
+from scrofazero.games.gongzhu.deals import load_deals, random_deal, rotate_deal
+from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 
 __all__ = [
     "GongzhuState",

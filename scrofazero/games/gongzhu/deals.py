@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cards import NUM_CARDS, card_code, card_index
+from scrofazero.games.gongzhu.cards import NUM_CARDS, card_code, card_index
 
 DEFAULT_DEALS_FILE = Path(__file__).with_name("gongzhu_std_1024.txt")
 

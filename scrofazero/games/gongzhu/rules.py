@@ -3,8 +3,8 @@
 `GongzhuState` holds one game with full information (hands as 52-bit masks, piles as 16-bit
 scoring masks) and follows gongzhu.md sections 2-3: follow suit if able, highest card of the led
 suit wins, the winner collects the scoring cards and leads next. `InfoView` is one seat's
-information (own hand, public history, shown voids): what agents receive. The batched engine
-(batch.py) is checked move by move against this class.
+information (own hand, public history, shown voids): what agents receive. The batched engines
+(batch.py, lockstep_random.py) are checked move by move against this class.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .cards import (
+from scrofazero.games.gongzhu.cards import (
     CHUNK_CARDS,
     FULL_MASK,
     NUM_CARDS,
@@ -26,8 +26,8 @@ from .cards import (
     format_cards,
     mask_to_cards,
 )
-from .deals import check_deal, hands_of, random_deal
-from .scoring import pile_scores, team_returns
+from scrofazero.games.gongzhu.deals import check_deal, hands_of, random_deal
+from scrofazero.games.gongzhu.scoring import pile_scores, team_returns
 
 
 def _mask_cards(mask: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 `pile_score_reference` states the rules of gongzhu.md section 3 literally on a list of cards;
 the fast paths are 65,536-entry tables indexed by a pile's 16-bit scoring mask (see cards.py),
-built with array operations and checked against the reference in tests/test_scoring.py.
+built with array operations and checked against the reference in tests/games/gongzhu/test_scoring.py.
 
 Mid-game rule (gongzhu.md section 3): while not all 16 scoring cards are captured, a pile
 whose only scoring card is C10 counts 0 (not +50); C10 with other cards doubles as usual.
@@ -15,21 +15,21 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .cards import (
+from scrofazero.games.gongzhu.cards import (
     ALL_HEARTS_BITS,
     ALL_SCORING_BITS,
     BASE_VALUE,
     C10,
     HEART_CARDS,
+    SCORING_BIT,
     SCORING_BIT_C10,
     SCORING_CARDS,
-    SCORING_BIT,
 )
 
 ALL_HEARTS_BONUS = 400  # the 13 hearts count +200 instead of -200
 LONE_C10_FINAL = 50
 # The largest possible |team difference|: one team takes all hearts + DJ + C10 (+600), the other
-# SQ (-100). Checked over every split of the scoring cards in tests/test_scoring.py.
+# SQ (-100). Checked over every split of the scoring cards in tests/games/gongzhu/test_scoring.py.
 MAX_RETURN = 700
 
 

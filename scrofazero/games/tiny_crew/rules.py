@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 NUM_SEATS = 3
 NUM_CARDS = 12
 HAND_SIZE = 4
@@ -174,7 +176,6 @@ class TinyCrewState:
 
 def all_deals():
     """Every deal once, as a [34650, 12] int8 array of owners (lexicographic order)."""
-    import numpy as np
 
     out = []
 

@@ -1,0 +1,74 @@
+"""What the entry points run: one row per game (its config schema, its trainer, its evaluation
+runner) and the registration of every hydra schema. train.py and evaluate.py pick the row of
+`game.name`; the runners know nothing of each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from hydra.core.config_store import ConfigStore
+
+from scrofazero.atomic import write_json_atomic
+from scrofazero.config import EvaluateConfig, GameConfig, ModelConfig, TrainConfig, TrainRootConfig
+from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
+from scrofazero.fish.config import FishConfig
+from scrofazero.fish.report import run_fish
+from scrofazero.search.mcts import MCTSConfig
+from scrofazero.tiny_crew.config import TinyCrewConfig
+from scrofazero.tiny_crew.report import run_tiny_crew
+from scrofazero.tiny_crew.train import run_tiny_crew_training
+from scrofazero.train.loop import run_training as train_gongzhu
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    schema: type  # the game's config group schema (configs/game/<name>.yaml extends it)
+    train: Optional[Callable]  # train.py's runner (cfg) -> run; None: no learner yet
+    evaluate: Callable  # evaluate.py's runner (cfg) -> result dict
+    no_learner: str = ""  # what to say when train.py is asked for a game without a learner
+
+
+GAMES = {
+    "gongzhu": GameEntry(GameConfig, train_gongzhu, evaluate_gongzhu),
+    "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, run_tiny_crew),
+    "fish": GameEntry(FishConfig, None, run_fish,
+                      no_learner="Fish: python evaluate.py game=fish mode=track|match"),
+}
+
+
+def register_configs() -> None:
+    """Register the schemas in hydra's ConfigStore so the YAML files in configs/ can extend them."""
+    store = ConfigStore.instance()
+    store.store(name="evaluate_schema", node=EvaluateConfig)
+    store.store(name="train_schema", node=TrainRootConfig)
+    for name, entry in GAMES.items():
+        store.store(group="game", name=f"{name}_schema", node=entry.schema)
+    store.store(group="model", name="model_schema", node=ModelConfig)
+    store.store(group="search", name="search_schema", node=MCTSConfig)
+    store.store(group="train", name="train_schema", node=TrainConfig)
+
+
+def game_entry(name: str) -> GameEntry:
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; choose from {', '.join(GAMES)}")
+    return GAMES[name]
+
+
+def train(cfg):
+    """train.py: the game's trainer."""
+    entry = game_entry(cfg.game.name)
+    if entry.train is None:
+        trainable = [name for name, e in GAMES.items() if e.train is not None]
+        raise ValueError(f"train.py trains game={' and game='.join(trainable)}; there is no "
+                         f"learner for {cfg.game.name!r} yet ({entry.no_learner})")
+    return entry.train(cfg)
+
+
+def evaluate(cfg) -> dict:
+    """evaluate.py: the game's evaluation runner; the result is written to cfg.out as JSON."""
+    result = game_entry(cfg.game.name).evaluate(cfg)
+    if cfg.out:
+        print(f"wrote {write_json_atomic(cfg.out, result)}")
+    return result

@@ -1,0 +1,192 @@
+"""Crash-safe training checkpoints: model, optimiser, step, config and encoding version.
+
+Every file is written to a temporary file in the same directory, fsynced and renamed into place,
+so a kill at any moment leaves either the old or the new `latest.pt`, never a torn one.
+`load_model` rebuilds the network from the checkpoint alone (its stored `model_config`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from scrofazero.atomic import write_atomic
+from scrofazero.nn.encoding import ENCODING_VERSION
+from scrofazero.nn.network import PolicyValueNet
+
+FORMAT = "scrofazero-checkpoint"
+FORMAT_VERSION = 1
+LATEST = "latest.pt"
+_NDARRAY = "__ndarray__"  # tag of a numpy array stored as a tensor inside `extra`
+_SNAPSHOT = re.compile(r"^ckpt_(\d{7,})\.pt$")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file."""
+
+
+def _encoding_version() -> int:
+    # Imported lazily so this module (and its tests) do not load the encoder at import time.
+
+    return ENCODING_VERSION
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable; not every platform lets a directory be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_save(payload: dict, target: Path) -> None:
+    """torch.save to a temp file next to `target`, fsync, then os.replace onto `target`; the
+    previous target is untouched if anything fails."""
+    write_atomic(target, lambda f: torch.save(payload, f), fsync=True)
+    _fsync_dir(target.parent)
+
+
+def _pack(obj):
+    """numpy arrays -> tagged tensors (recursively), so `extra` (replay records, rng state)
+    loads with weights_only=True, which refuses pickled numpy objects."""
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            raise TypeError("object arrays cannot be stored in a checkpoint")
+        return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(obj))}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: _pack(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_pack(v) for v in obj)
+    return obj
+
+
+def _unpack(obj):
+    if isinstance(obj, dict):
+        if len(obj) == 1 and _NDARRAY in obj:
+            return obj[_NDARRAY].cpu().numpy()  # map_location may have moved it
+        return {k: _unpack(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_unpack(v) for v in obj)
+    return obj
+
+
+def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
+    """Numbered snapshots in `run_dir`, oldest first."""
+    found = []
+    for p in run_dir.iterdir():
+        m = _SNAPSHOT.match(p.name)
+        if m:
+            found.append((int(m.group(1)), p))
+    return sorted(found)
+
+
+def save_checkpoint(
+    run_dir,
+    *,
+    model,
+    optimizer,
+    step: int,
+    config: dict,
+    extra: dict | None = None,
+    keep: int = 5,
+) -> Path:
+    """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
+
+    config: the resolved run config as plain data; extra: plain data (dicts, lists, numbers,
+    strings, numpy arrays, tensors), e.g. the rng state and the replay. Returns the path of the
+    numbered snapshot. `latest.pt` is never pruned.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "encoding_version": _encoding_version(),
+        "model_config": model.config(),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "step": int(step),
+        "config": config,
+        "extra": _pack(extra) if extra is not None else {},
+    }
+    snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
+    _atomic_save(payload, snapshot)
+    # Written second: latest.pt only ever moves forward to a snapshot that is already complete.
+    _atomic_save(payload, run_dir / LATEST)
+    if keep > 0:
+        for _, old in _snapshots(run_dir)[:-keep]:
+            old.unlink(missing_ok=True)
+    return snapshot
+
+
+def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
+    """Read and validate a checkpoint -> payload dict; CheckpointError naming the file otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: checkpoint not found")
+    try:
+        # weights_only=True: a checkpoint is data (tensors, dicts, numbers, strings), never code.
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as err:  # truncated zip, not a torch file, unpickling refused...
+        raise CheckpointError(
+            f"{path}: not a readable checkpoint ({type(err).__name__}: {err})"
+        ) from err
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a {FORMAT} file")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path}: format_version {payload.get('format_version')!r}, "
+            f"this code reads {FORMAT_VERSION}"
+        )
+    missing = [k for k in ("encoding_version", "model_config", "model", "step") if k not in payload]
+    if missing:
+        raise CheckpointError(f"{path}: missing fields {missing}")
+    expected = _encoding_version()
+    if payload["encoding_version"] != expected:
+        raise CheckpointError(
+            f"{path}: encoding_version {payload['encoding_version']!r} is incompatible with the "
+            f"current encoder (version {expected})"
+        )
+    payload["extra"] = _unpack(payload.get("extra") or {})
+    payload["path"] = str(path)
+    return payload
+
+
+def latest_checkpoint(run_dir) -> Path | None:
+    """run_dir/latest.pt if present, else the newest numbered snapshot, else None."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return None
+    latest = run_dir / LATEST
+    if latest.is_file():
+        return latest
+    snaps = _snapshots(run_dir)
+    return snaps[-1][1] if snaps else None
+
+
+def load_model(path_or_payload, map_location="cpu"):
+    """A PolicyValueNet rebuilt from a checkpoint path (or an already loaded payload), eval mode."""
+
+    payload = path_or_payload
+    if not isinstance(payload, dict):
+        payload = load_checkpoint(path_or_payload, map_location=map_location)
+    where = payload.get("path", "checkpoint")
+    try:
+        model = PolicyValueNet.from_config(payload["model_config"])
+        model.load_state_dict(payload["model"])
+    except (KeyError, TypeError, RuntimeError) as err:
+        raise CheckpointError(f"{where}: model does not match its config ({err})") from err
+    return model.eval()

@@ -1,0 +1,128 @@
+"""Bayesian weighting of sampled deals by the other players' earlier plays (the paper's
+"integral over equivalent class", IEC; gongzhu.md section 6).
+
+A sampled deal is more believable when the other players' actual plays look sensible in it. For
+each earlier play by another seat of a card ranked 8 or higher (in the suit now being followed,
+or any suit when the viewer leads; small cards are interchangeable and skipped), the moment is
+replayed in every sampled deal, the policy network is asked from that player's view (its own
+hand exact, every card it could not see 1/3 in each other hand) and the deal's weight is
+multiplied by exp(-beta_post x regret), regret = (max legal logit - played logit) / beta in
+points (the policy was trained towards softmax(beta x Q), so a logit gap / beta is a Q gap).
+All deals and all plays of one decision go through the network in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from scrofazero.games.gongzhu.batch import StateBatch, legal_mask, step
+from scrofazero.games.gongzhu.cards import NUM_CARDS
+from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.nn.encoding import encode_own_view
+
+FORMS = ("exp", "linear")
+MIN_RANK = 6  # rank index of the 8 (2 -> 0)
+
+Policy = Callable[[np.ndarray], np.ndarray]  # encoded inputs [N, 434] -> logits [N, 52]
+
+
+@dataclass
+class IECConfig:
+    """How the ScrofaZero player weighs its sampled deals (`scrofazero.weighting` of
+    evaluate.py)."""
+
+    enabled: bool = True  # reweight the deals by the other players' earlier plays (the paper)
+    beta_post: float = 0.015  # posterior temperature per point of regret (paper: 0.015)
+    beta: float = 0.2  # the policy target's inverse temperature per point: logit gap / beta = points
+    form: str = "exp"  # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
+    floor: float = 0.1  # lowest factor of the linear form
+    draws: int = 1  # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
+
+    def __post_init__(self):
+        if self.form not in FORMS:
+            raise ValueError(f"unknown IEC form {self.form!r}; choose from {', '.join(FORMS)}")
+        if self.beta <= 0 or self.beta_post < 0:
+            raise ValueError("IEC needs beta > 0 and beta_post >= 0")
+        if self.draws < 1:
+            raise ValueError(f"weighting draws must be >= 1, got {self.draws}")
+
+
+def relevant_plays(view: InfoView) -> list[int]:
+    """Indices into view.history of the plays that inform the weights: another seat's card of
+    rank 8 or higher, in the led suit when following, any suit when the viewer leads."""
+    led = view.trick[0] // 13 if view.trick else None
+    return [
+        t for t, (seat, card) in enumerate(view.history)
+        if seat != view.seat and card % 13 >= MIN_RANK and (led is None or card // 13 == led)
+    ]
+
+
+def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateBatch:
+    """The states just before each play in `plays` (history indices, ascending), in every deal.
+
+    hands [D, 4] uint64: current hands of the sampled deals. Returns a batch of len(plays) x D
+    rows, play-major (row i * D + d is play plays[i] in deal d)."""
+    hands = np.asarray(hands, dtype=np.uint64)
+    d = hands.shape[0]
+    played_by = np.zeros(4, dtype=np.uint64)
+    for seat, card in view.history:
+        played_by[seat] |= np.uint64(1) << np.uint64(card)
+    s = StateBatch(
+        hands=hands | played_by[None, :],
+        piles=np.zeros((d, 4), dtype=np.int32),
+        trick=np.full((d, 4), -1, dtype=np.int8),
+        trick_len=np.zeros(d, dtype=np.int8),
+        leader=np.full(d, view.first_leader, dtype=np.int8),
+        num_played=np.zeros(d, dtype=np.int8),
+    )
+    snapshots = []
+    wanted = set(plays)
+    for t in range(max(plays) + 1 if plays else 0):
+        if t in wanted:
+            snapshots.append(s)
+        # Real plays are legal in every deal consistent with the view (voids are respected).
+        s = step(s, np.full(d, view.history[t][1], dtype=np.int64), check=False)
+    return StateBatch.concat(snapshots) if snapshots else s.take(np.zeros(0, dtype=np.int64))
+
+
+def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
+                    config: IECConfig | None = None) -> tuple[np.ndarray, int]:
+    """Log-likelihood factor of each sampled deal [D] (0 where no play informs), and the
+    number of network queries made (len(relevant plays) x D, in one call)."""
+    config = config or IECConfig()
+    hands = np.asarray(hands, dtype=np.uint64)
+    d = hands.shape[0]
+    plays = relevant_plays(view)
+    if not plays or config.beta_post == 0:
+        return np.zeros(d), 0
+    states = replay_states(view, hands, plays)  # [P * D]
+    logits = np.asarray(policy(encode_own_view(states)), dtype=np.float64)  # [P * D, 52]
+    if logits.shape != (len(states), NUM_CARDS):
+        raise ValueError(f"policy returned shape {logits.shape}, expected ({len(states)}, 52)")
+    legal = legal_mask(states)  # [P * D, 52]
+    card = np.repeat([view.history[t][1] for t in plays], d)  # [P * D]
+    best = np.where(legal, logits, -np.inf).max(axis=1)
+    gap = best - logits[np.arange(len(states)), card]  # >= 0 logits
+    regret = np.maximum(gap, 0.0) / config.beta  # points
+    if config.form == "exp":
+        log_factor = -config.beta_post * regret
+    else:
+        log_factor = np.log(np.maximum(config.floor, 1.0 - config.beta_post * regret))
+    return log_factor.reshape(len(plays), d).sum(axis=0), len(states)
+
+
+def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
+    """Posterior weights [D] summing to 1: prior x exp(log_factor), computed stably."""
+    prior = np.asarray(prior, dtype=np.float64)
+    z = np.log(np.maximum(prior, 1e-300)) + np.asarray(log_factor, dtype=np.float64)
+    w = np.exp(z - z.max())
+    return w / w.sum()
+
+
+def effective_sample_size(weights: np.ndarray) -> float:
+    """Kish's effective sample size (sum w)^2 / sum w^2 of non-negative weights."""
+    w = np.asarray(weights, dtype=np.float64)
+    return float(w.sum() ** 2 / np.square(w).sum())
