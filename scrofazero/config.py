@@ -27,7 +27,7 @@ class GameConfig:
 class ModelConfig:
     hidden: list[int] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
     num_blocks: int = 4  # residual blocks (width -> width -> width, ReLU, add)
-    value_scale: float = 100.0  # value head output x this = points still to come
+    value_scale: float = 10.0  # value head output x this = points still to come (paper: 10)
 
 
 @dataclass
@@ -40,7 +40,8 @@ class TrainConfig:
     betas: list[float] = field(default_factory=lambda: [0.3, 0.999])  # Adam betas (paper)
     weight_decay: float = 1e-4  # Adam weight decay (paper)
     value_weight: float = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
-    value_unit: float = 10.0  # value error = mean squared error in units of this many points
+    value_loss: str = "rmse"  # value error: rmse (root mean squared error, paper) | mse
+    value_unit: float = 1.0  # the value error is measured in units of this many points (paper: 1)
     beta: float = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
     outcome_weight: float = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
     max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
@@ -52,6 +53,7 @@ class TrainConfig:
     checkpoint_every: int = 1  # write a checkpoint every this many batches
     keep_checkpoints: int = 5  # numbered snapshots kept besides latest
     milestone_minutes: list[float] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
+    milestone_games: list[int] = field(default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])  # also keep games_<N>.pt once self-play passes N games
     seed: int = 0  # seeds self-play deals, search and minibatch order
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: int = 0  # torch CPU threads (0: torch's default)

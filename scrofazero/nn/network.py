@@ -31,12 +31,12 @@ class PolicyValueNet(nn.Module):
     """Policy logits over the 52 cards and the mover's team value in points.
 
     hidden: widths of the ReLU trunk layers; num_blocks residual blocks of width hidden[-1];
-    value_scale: points per unit of the raw value head (keeps the head's output near unit size).
+    value_scale: points per unit of the raw value head (paper: 10, the head outputs points / 10).
     The paper shape (defaults) has about 11.4 M parameters.
     """
 
     def __init__(self, hidden: Sequence[int] = (2048, 2048, 512), num_blocks: int = 10,
-                 input_size: int = INPUT_SIZE, num_actions: int = 52, value_scale: float = 100.0):
+                 input_size: int = INPUT_SIZE, num_actions: int = 52, value_scale: float = 10.0):
         super().__init__()
         hidden = tuple(int(w) for w in hidden)
         if not hidden or min(hidden) < 1:

@@ -28,8 +28,9 @@ class MCTSConfig:
     c_uct: float = 30.0  # UCB1 exploration constant, in points
     budget_base: int = 0  # simulations per root = budget_base + budget_per_legal x legal cards
     budget_per_legal: int = 2  # simulations per legal card at the root
-    selection: str = "ucb"  # child selection rule: ucb (UCB1, the paper) | puct (policy-head prior)
+    selection: str = "ucb"  # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
     c_puct: float = 60.0  # PUCT exploration constant, in points (selection=puct only)
+    search_forced: bool = False  # search roots with one legal card too (self-play records all 52 plies)
 
     def __post_init__(self):
         if self.selection not in SELECTIONS:
@@ -57,20 +58,24 @@ def _check_config(config: MCTSConfig) -> bool:
 
 
 def root_budgets(legal: np.ndarray, config: MCTSConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Simulations per root [B] int64 and forced flags [B] from root legal masks [B, A]."""
+    """Simulations per root [B] int64 and forced flags [B] from root legal masks [B, A]; a root
+    with one legal card is forced (not searched) unless config.search_forced."""
     num_legal = legal.sum(axis=1)
     if (num_legal == 0).any():
         raise ValueError(f"root {int(np.flatnonzero(num_legal == 0)[0])} is terminal")
-    forced = num_legal == 1
+    forced = (num_legal == 1) & (not config.search_forced)
     budget = config.budget_base + config.budget_per_legal * num_legal
     return np.where(forced, 0, np.maximum(budget, 0)).astype(np.int64), forced
 
 
+UCB_LOG_FACTOR = 2.0  # UCB1's exploration term c sqrt(2 ln N / n), as the original (gongzhu.md 6)
+
+
 def log_table(max_visits: int) -> np.ndarray:
-    """ln(n) for n = 0..max_visits [N+1] float64, computed once so that both search paths use
-    bit-identical logarithms (ln 0 is never used: a node with an expanded child has n >= 1)."""
+    """2 ln(n) for n = 0..max_visits [N+1] float64, computed once so that both search paths use
+    bit-identical values (ln 0 is never used: a node with an expanded child has n >= 1)."""
     with np.errstate(divide="ignore"):
-        return np.log(np.arange(max_visits + 1, dtype=np.float64))
+        return UCB_LOG_FACTOR * np.log(np.arange(max_visits + 1, dtype=np.float64))
 
 
 def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -376,7 +381,8 @@ def run_mcts_sequential(game: BatchedGame, evaluator: Evaluator, roots,
 
 
 def _select_ucb(node: _Node, c: float, log: np.ndarray) -> int:
-    """Lowest-index unvisited legal child, else argmax of Q + c sqrt(ln N / n)."""
+    """Lowest-index unvisited legal child, else argmax of Q + c sqrt(2 ln N / n) (`log` holds
+    2 ln N)."""
     for a in np.flatnonzero(node.legal):
         if a not in node.children:
             return int(a)

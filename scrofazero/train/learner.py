@@ -1,7 +1,8 @@
 """The learner: ScrofaZero's loss, one optimiser step on a minibatch, and the Adam settings.
 
 Loss (gongzhu.md 6) = KL(policy_target || softmax(masked logits)) + value_weight * value error,
-the value error measured in units of `value_unit` points. `train_step` takes a minibatch of numpy
+the value error measured in units of `value_unit` points, as a root mean square (the paper's
+RMSE, whose gradient stays bounded when errors grow) or a mean square. `train_step` takes a minibatch of numpy
 arrays from the replay buffer and returns float metrics; only the entry point logs them.
 """
 
@@ -15,16 +16,21 @@ import torch
 
 from scrofazero.nn.network import masked_log_softmax
 
+VALUE_LOSSES = ("rmse", "mse")
+
 
 def loss_fn(
     logits: torch.Tensor,
     value: torch.Tensor,
     batch: dict[str, torch.Tensor],
     value_weight: float = 0.03,
-    value_unit: float = 10.0,
+    value_unit: float = 1.0,
+    value_loss: str = "rmse",
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss (scalar tensor) and its parts (detached scalar tensors).
 
+    value_loss: "rmse" (sqrt of the mean squared error, the paper's with value_unit 1 point) or
+    "mse" (the mean squared error).
     logits [B, 52] raw; value [B] in points (the mover's team's points still to come);
     batch: legal [B, 52] bool, policy_target [B, 52] (zero off legal), value_target [B] points.
     """
@@ -38,12 +44,15 @@ def loss_fn(
     # KL = sum t (log t - log p); xlogy gives 0 for t == 0, so zero-target terms contribute 0.
     kl = (torch.special.xlogy(target, target) - target * log_p).sum(dim=1)  # [B]
     policy = kl.mean()
+    if value_loss not in VALUE_LOSSES:
+        raise ValueError(f"value_loss must be one of {', '.join(VALUE_LOSSES)}, got {value_loss!r}")
     err = (value.float() - batch["value_target"].float()) / value_unit  # [B]
-    value_loss = (err * err).mean()
-    total = policy + value_weight * value_loss
+    mse = (err * err).mean()
+    value_error = mse.sqrt() if value_loss == "rmse" else mse
+    total = policy + value_weight * value_error
     metrics = {
         "loss/policy": policy.detach(),
-        "loss/value": value_loss.detach(),
+        "loss/value": value_error.detach(),
         "loss/total": total.detach(),
     }
     return total, metrics
@@ -61,7 +70,8 @@ def train_step(
     device="cpu",
     amp: bool | None = None,
     value_weight: float = 0.03,
-    value_unit: float = 10.0,
+    value_unit: float = 1.0,
+    value_loss: str = "rmse",
 ) -> dict[str, float]:
     """One Adam step on a minibatch (numpy arrays as from ReplayBuffer.minibatches).
 
@@ -77,7 +87,7 @@ def train_step(
     ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else nullcontext()
     with ctx:
         logits, value = model(t["inputs"].float())  # [B, 52], [B]
-    total, metrics = loss_fn(logits, value, t, value_weight, value_unit)
+    total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss)
     optimizer.zero_grad(set_to_none=True)
     total.backward()
     optimizer.step()

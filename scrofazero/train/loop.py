@@ -98,7 +98,8 @@ def _learn(run: Run) -> dict:
     count = 0
     for batch in run.replay.minibatches(t.minibatch, t.passes, run.rng):
         metrics = train_step(run.model, run.optimizer, batch, run.device,
-                             value_weight=t.value_weight, value_unit=t.value_unit)
+                             value_weight=t.value_weight, value_unit=t.value_unit,
+                             value_loss=t.value_loss)
         for key, value in metrics.items():
             sums[key] = sums.get(key, 0.0) + value
         count += 1
@@ -132,12 +133,21 @@ def _log_eval(run: Run, writer, result: dict) -> None:
         f.write(json.dumps(result) + "\n")
 
 
-def _keep_milestones(run: Run, path: Path, before_seconds: float) -> None:
-    """Copy checkpoint `path` to milestone_<M>min.pt for each milestone M just passed (never
-    pruned), so figures 'after M minutes of training' can be measured later."""
-    for minutes in run.cfg.train.milestone_minutes:
-        if before_seconds < 60 * minutes <= run.train_seconds:
-            copy_atomic(path, run.dir / f"milestone_{minutes:g}min.pt")
+def _milestones_passed(run: Run, before_seconds: float, before_games: int) -> list[str]:
+    """File names of the milestones passed since (before_seconds, before_games): minutes of
+    training (milestone_<M>min.pt) and self-play games (games_<N>.pt)."""
+    t = run.cfg.train
+    names = [f"milestone_{m:g}min.pt" for m in t.milestone_minutes
+             if before_seconds < 60 * m <= run.train_seconds]
+    names += [f"games_{int(n)}.pt" for n in t.milestone_games if before_games < n <= run.games]
+    return names
+
+
+def _keep_milestones(run: Run, path: Path, names: list[str]) -> None:
+    """Copy checkpoint `path` to each milestone file in `names` (never pruned), so figures
+    'after M minutes' or 'after N games' of training can be measured later."""
+    for name in names:
+        copy_atomic(path, run.dir / name)
 
 
 def _should_stop(run: Run) -> bool:
@@ -176,13 +186,13 @@ def run_training(cfg: DictConfig) -> Run:
     run.model.eval()
     if run.step == 0:
         path = run.save()
-        _keep_milestones(run, path, -1.0)  # the untrained network is milestone 0
+        _keep_milestones(run, path, _milestones_passed(run, -1.0, -1))  # the untrained network
         if eval_deals is not None and not run.evals:
             _log_eval(run, writer, _evaluate(run, path, eval_deals))
     bar = tqdm(total=t.max_batches, initial=run.step, unit="batch", disable=not cfg.progress,
                desc=f"train {cfg.run}")
     while not _should_stop(run):
-        started, before = time.perf_counter(), run.train_seconds
+        started, before, before_games = time.perf_counter(), run.train_seconds, run.games
         records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta,
                                 outcome_weight=t.outcome_weight)
         play_seconds = time.perf_counter() - started
@@ -202,10 +212,10 @@ def run_training(cfg: DictConfig) -> Run:
         for key, value in metrics.items():
             writer.add_scalar(key, value, run.step)
         due_eval = eval_deals is not None and run.step % t.eval_every == 0
-        passed = any(before < 60 * m <= run.train_seconds for m in t.milestone_minutes)
+        passed = _milestones_passed(run, before, before_games)
         if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
             path = run.save()
-            _keep_milestones(run, path, before)
+            _keep_milestones(run, path, passed)
             if due_eval:
                 _log_eval(run, writer, _evaluate(run, path, eval_deals))
                 run.save()  # keep the evaluation history in the checkpoint too

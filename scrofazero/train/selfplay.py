@@ -1,8 +1,9 @@
 """Perfect-information self-play: games in lockstep, searched by run_mcts, into training records.
 
-Each ply, every game whose mover has more than one legal card is searched in ONE run_mcts call
-(the evaluator sees all games' leaves together); forced moves are played without search and not
-recorded. Targets follow gongzhu.md 6: policy = softmax(beta * root Q) over legal cards,
+Each ply, the games are searched in ONE run_mcts call (the evaluator sees all games' leaves
+together). With `search_forced` in the search config (the paper's training, gongzhu.md 6) every
+one of the 52 plies is searched and recorded, so the last plies' exact final scores anchor the
+values before them; without it forced moves are played without search and not recorded. Targets follow gongzhu.md 6: policy = softmax(beta * root Q) over legal cards,
 value = best root Q minus the mover's current team difference ("points still to come"), or,
 with outcome_weight > 0, a mix with the game's actual outcome minus that difference.
 """
@@ -118,7 +119,8 @@ def play_selfplay(
     deals=None,
     outcome_weight: float = 0.0,
 ) -> SelfPlayRecords:
-    """Play `num_games` full games in lockstep with search at every unforced ply.
+    """Play `num_games` full games in lockstep with search at every ply (every unforced one
+    unless mcts_config.search_forced).
 
     evaluator: StateBatch -> (logits [B, 52], values [B, 4]); deals: [G, 52] or None (random from
     rng); first leaders are always drawn from rng. outcome_weight in [0, 1] mixes the trained
@@ -135,7 +137,7 @@ def play_selfplay(
     simulations = evaluations = 0
     for ply in range(NUM_CARDS):
         legal = legal_mask(s)  # [G, 52]
-        forced = legal.sum(axis=1) == 1  # [G]
+        forced = (legal.sum(axis=1) == 1) & (not mcts_config.search_forced)  # [G]
         act = legal.argmax(axis=1)  # forced rows: the single legal card
         rows = np.flatnonzero(~forced)
         if len(rows):

@@ -26,7 +26,7 @@ def test_paper_shape_parameter_count():
     assert abs(n - 11.4e6) / 11.4e6 < 0.02, n
     assert model.config() == {
         "hidden": [2048, 2048, 512], "num_blocks": 10, "input_size": 434,
-        "num_actions": 52, "value_scale": 100.0,
+        "num_actions": 52, "value_scale": 10.0,
     }
     assert sum(isinstance(m, ResidualBlock) for m in model.modules()) == 10
 

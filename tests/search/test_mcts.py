@@ -375,3 +375,35 @@ def test_puct_prior_steers_visits():
     rows = np.flatnonzero(searched)
     assert np.array_equal(result.visits[rows, top[rows]], result.num_simulations[rows])
     assert np.array_equal(result.action[rows], top[rows])
+
+
+def test_ucb_explores_with_2_ln_n():
+    """Q + c sqrt(2 ln N / n) (gongzhu.md 6): with N = 10, c = 30, child A (n = 9, Q = 10) and
+    child B (n = 1, Q = -30) score 31.5 and 34.4, so B is chosen; sqrt(ln N / n) would choose A."""
+    from types import SimpleNamespace
+
+    from scrofazero.search.mcts import _select_ucb, log_table
+
+    legal = np.zeros(52, dtype=bool)
+    legal[[3, 7]] = True
+    children = {3: SimpleNamespace(value_sum=np.array([90.0, 0, 0, 0]), visits=9),
+                7: SimpleNamespace(value_sum=np.array([-30.0, 0, 0, 0]), visits=1)}
+    node = SimpleNamespace(legal=legal, children=children, mover=0, visits=10)
+    log = log_table(10)
+    assert log[10] == pytest.approx(2 * np.log(10))
+    assert _select_ucb(node, 30.0, log) == 7
+    assert _select_ucb(node, 30.0, log / 2) == 3  # the plain ln N would pick A
+
+
+def test_search_forced_searches_single_card_roots():
+    roots = random_roots(200, seed=2, plies=(0, 52))
+    roots = roots.take(np.flatnonzero(~GAME.is_terminal(roots)))
+    forced = GAME.legal_mask(roots).sum(axis=1) == 1
+    roots = roots.take(np.flatnonzero(forced))
+    config = MCTSConfig(budget_base=0, budget_per_legal=2, search_forced=True)
+    results = [search(GAME, HashEvaluator(), roots, config)
+               for search in (run_mcts, run_mcts_sequential)]
+    for result in results:
+        assert not result.forced.any() and (result.num_simulations == 2).all()
+        assert (result.visits.sum(axis=1) == 2).all() and np.isfinite(result.q).sum() == len(roots)
+    np.testing.assert_array_equal(results[0].q, results[1].q)

@@ -61,15 +61,37 @@ def _torch(batch):
     return {k: torch.as_tensor(v) for k, v in batch.items()}
 
 
-def test_loss_matches_numpy_reference():
+@pytest.mark.parametrize("value_loss,unit", [("mse", 10.0), ("rmse", 1.0), ("rmse", 10.0)])
+def test_loss_matches_numpy_reference(value_loss, unit):
     rng = np.random.default_rng(0)
     logits, value, batch = _random_batch(rng)
-    total, m = loss_fn(torch.tensor(logits), torch.tensor(value), _torch(batch), 0.03, 10.0)
-    policy, v = _numpy_losses(logits, value, batch, 10.0)
+    total, m = loss_fn(torch.tensor(logits), torch.tensor(value), _torch(batch), 0.03, unit,
+                       value_loss)
+    policy, v = _numpy_losses(logits, value, batch, unit)
+    if value_loss == "rmse":  # the paper's: the root of the mean squared error, in points
+        v = np.sqrt(v)
     assert m["loss/policy"].item() == pytest.approx(policy, rel=1e-5)
     assert m["loss/value"].item() == pytest.approx(v, rel=1e-5)
     assert total.item() == pytest.approx(policy + 0.03 * v, rel=1e-5)
     assert np.isfinite(total.item())
+
+
+def test_rmse_gradient_stays_bounded_when_errors_grow():
+    """d RMSE / d value has norm 1 / sqrt(B) per unit whatever the error's size; the MSE's grows
+    with the error (why the paper uses the RMSE)."""
+    rng = np.random.default_rng(1)
+    logits, _, batch = _random_batch(rng)
+    grads = {}
+    for kind in ("rmse", "mse"):
+        for scale in (1.0, 100.0):
+            value = torch.tensor(batch["value_target"] + scale * 50.0, requires_grad=True)
+            total, _ = loss_fn(torch.tensor(logits), value, _torch(batch), 1.0, 1.0, kind)
+            total.backward()
+            grads[kind, scale] = value.grad.norm().item()
+    assert grads["rmse", 100.0] == pytest.approx(grads["rmse", 1.0], rel=1e-4)
+    assert grads["mse", 100.0] > 50 * grads["mse", 1.0]
+    with pytest.raises(ValueError, match="value_loss"):
+        loss_fn(torch.tensor(logits), value, _torch(batch), 1.0, 1.0, "huber")
 
 
 def test_kl_zero_at_own_softmax_and_positive_otherwise():

@@ -12,7 +12,10 @@ Invariants covered (with a cheap deterministic evaluator: values = current retur
 - given deals are used as dealt; first leaders are random; the same rng gives the same
   records, another rng others;
 - records survive ReplayBuffer -> checkpoint extra -> SelfPlayRecords(**fields) unchanged;
-- policy_targets ignores NaN / illegal Q, never overflows and matches a direct softmax.
+- policy_targets ignores NaN / illegal Q, never overflows and matches a direct softmax;
+- with search_forced (the paper's training) every one of the 52 plies of every game is searched
+  and recorded, and the last ply's value target is exactly the game's final team difference
+  minus the current one (its search target equals its outcome target).
 """
 
 import dataclasses
@@ -202,3 +205,23 @@ def test_outcome_values_and_the_mixed_target():
     assert not np.allclose(rec.search_value, rec.outcome_value)
     with pytest.raises(ValueError, match="outcome_weight"):
         play_selfplay(cheap_evaluator, 1, np.random.default_rng(0), MCTSConfig(), outcome_weight=2)
+
+
+def test_search_forced_records_all_52_plies_with_exact_last_targets():
+    games = 4
+    rec = play_selfplay(cheap_evaluator, games, np.random.default_rng(3),
+                        MCTSConfig(search_forced=True), beta=BETA)
+    assert len(rec) == 52 * games and rec.plies_searched == 52 * games
+    for g in range(games):
+        assert sorted(rec.ply[rec.game == g].tolist()) == list(range(52))
+    last = rec.ply == 51
+    np.testing.assert_array_equal(rec.search_value[last], rec.outcome_value[last])
+    final_diff = rec.final_returns[rec.game[last], rec.seat[last]]
+    now = returns(StateBatch.from_states([_replay(rec, int(g), upto=51) for g in rec.game[last]]))
+    np.testing.assert_allclose(rec.value_target[last],
+                               final_diff - now[np.arange(games), rec.seat[last]], atol=1e-4)
+    # A forced ply's policy target is all on its one card.
+    forced = rec.legal.sum(axis=1) == 1
+    assert forced.any()
+    np.testing.assert_array_equal(rec.policy_target[forced], rec.legal[forced].astype(np.float32))
+

@@ -1,0 +1,138 @@
+"""Learning speed: raw-network WPG against two Mr. Greeds at fixed self-play game counts.
+
+    python benchmarks/learning.py --run NAME [--preset cpu] [--games 2560,5120,10240,20480,40960]
+        [--deals 256] [--json PATH] [--png PATH] [-- train.py overrides ...]
+
+Trains `python train.py experiment=PRESET run=NAME` (resuming the run when it exists) until the
+largest game count, keeping a copy of the network at each count (train.milestone_games), then
+measures each copy as the paper's benchmark does: the raw network with a 1-ply value search over
+5 uniform deals (`evaluate.py --wpg player=raw`) on the first --deals standard deals x 2.
+Writes JSON {"preset", "run", "games", "minutes", "wpg", "stderr", "deals", "overrides",
+"original"} and a PNG of WPG against games and against training minutes, with the original's
+logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
+about 0 at ~92k games after 17 GPU-hours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scrofazero.atomic import write_json_atomic  # noqa: E402
+from scrofazero.nn.checkpoint import load_checkpoint  # noqa: E402
+
+# The original's raw-network curve (games, WPG) and its pace: ~92k games in 17 GPU-hours.
+ORIGINAL = {"games": [0, 5120, 20480, 46080, 92160], "wpg": [-265, -106, -62, -25, 0]}
+ORIGINAL_MINUTES_PER_GAME = 17 * 60 / 92160
+
+
+def train(args, overrides: list[str]) -> Path:
+    """Run (or resume) train.py until the largest game count; returns the run folder."""
+    run_dir = Path(args.checkpoint_dir) / args.run
+    per_batch = args.games_per_batch
+    batches = -(-max(args.games) // per_batch)  # ceil
+    cmd = [sys.executable, str(ROOT / "train.py"), f"experiment={args.preset}", f"run={args.run}",
+           f"checkpoint_dir={args.checkpoint_dir}", f"log_dir={args.log_dir}",
+           f"train.games_per_batch={per_batch}", f"train.max_batches={batches}",
+           f"train.milestone_games=[{','.join(str(g) for g in [0, *args.games])}]",
+           "progress=false", *overrides]
+    if (run_dir / "latest.pt").is_file():
+        cmd.append("resume=true")
+    print(" ".join(cmd[1:]), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    return run_dir
+
+
+def measure(args, run_dir: Path) -> dict:
+    """Raw WPG and training minutes of every kept copy games_<N>.pt, N in 0 and args.games."""
+    rows = {"games": [], "minutes": [], "wpg": [], "stderr": []}
+    for games in [0, *args.games]:
+        path = run_dir / f"games_{games}.pt"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: the run did not reach {games} games")
+        extra = load_checkpoint(path)["extra"]
+        out = run_dir / f"wpg_raw_games_{games}_deals_{args.deals}.json"
+        if not out.is_file():  # measured once; a resumed benchmark reuses it
+            subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=raw",
+                            f"checkpoint={path}", f"deals={args.deals}",
+                            f"workers={args.workers}", "progress=false", f"out={out}"],
+                           cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        result = json.loads(out.read_text())
+        rows["games"].append(int(extra.get("games", games)))
+        rows["minutes"].append(float(extra.get("train_seconds", 0.0)) / 60)
+        rows["wpg"].append(result["wpg"])
+        rows["stderr"].append(result["stderr"])
+        print(f"{rows['games'][-1]:>7} games  {rows['minutes'][-1]:7.1f} min  "
+              f"WPG {result['wpg']:+7.1f} ({result['stderr']:.1f})", flush=True)
+    return rows
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (by_games, by_minutes) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    label = f"ours ({result['preset']}, {result['deals']} deals x 2)"
+    for ax, x, orig_x, xlabel in (
+            (by_games, result["games"], ORIGINAL["games"], "self-play games"),
+            (by_minutes, result["minutes"],
+             [g * ORIGINAL_MINUTES_PER_GAME for g in ORIGINAL["games"]],
+             "training minutes (ours: this CPU; original: one GPU)")):
+        ax.errorbar(x, result["wpg"], yerr=result["stderr"], marker="o", capsize=3, label=label)
+        ax.plot(orig_x, ORIGINAL["wpg"], marker="s", linestyle="--", label="original ScrofaZero")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    by_minutes.set_xscale("symlog", linthresh=10)
+    by_games.set_ylabel("raw-network WPG vs two Mr. Greeds")
+    by_games.legend(loc="lower right")
+    fig.suptitle("Learning speed of the raw network (1-ply value search over 5 sampled deals)")
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="run name (checkpoints/<run>/)")
+    parser.add_argument("--preset", default="cpu", help="experiment preset of train.py")
+    parser.add_argument("--games", default="2560,5120,10240,20480,40960",
+                        type=lambda s: sorted(int(g) for g in s.split(",")),
+                        help="self-play game counts to measure at")
+    parser.add_argument("--games-per-batch", type=int, default=64)
+    parser.add_argument("--deals", type=int, default=256, help="standard deals (x 2 plays)")
+    parser.add_argument("--workers", type=int, default=0, help="evaluation processes (0: cores)")
+    parser.add_argument("--checkpoint-dir", default="checkpoints")
+    parser.add_argument("--log-dir", default="runs")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--png", type=Path, help="write the plot here")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="do not train; measure the copies the run already has")
+    parser.add_argument("overrides", nargs="*", help="train.py overrides, e.g. model=medium")
+    args = parser.parse_args()
+    if any(g % args.games_per_batch for g in args.games):
+        parser.error(f"every --games count must be a multiple of {args.games_per_batch}")
+    run_dir = (Path(args.checkpoint_dir) / args.run if args.measure_only
+               else train(args, args.overrides))
+    result = {"preset": args.preset, "run": args.run, "overrides": args.overrides,
+              "deals": args.deals, **measure(args, run_dir), "original": ORIGINAL}
+    if args.json:
+        print(f"wrote {write_json_atomic(args.json, result)}")
+    if args.png:
+        plot(result, args.png)
+        print(f"wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()
