@@ -68,8 +68,9 @@ def measure(args, run_dir: Path) -> dict:
         rows["minutes"].append(float(extra.get("train_seconds", 0.0)) / 60)
         rows["wpg"].append(result["wpg"])
         rows["stderr"].append(result["stderr"])
+        err = "n/a" if result["stderr"] is None else f"{result['stderr']:.1f}"
         print(f"{rows['games'][-1]:>7} games  {rows['minutes'][-1]:7.1f} min  "
-              f"WPG {result['wpg']:+7.1f} ({result['stderr']:.1f})", flush=True)
+              f"WPG {result['wpg']:+7.1f} ({err})", flush=True)
     return rows
 
 
@@ -86,7 +87,8 @@ def plot(result: dict, path: Path) -> None:
             (by_minutes, result["minutes"],
              [g * ORIGINAL_MINUTES_PER_GAME for g in ORIGINAL["games"]],
              "training minutes (ours: this CPU; original: one GPU)")):
-        ax.errorbar(x, result["wpg"], yerr=result["stderr"], marker="o", capsize=3, label=label)
+        yerr = [0.0 if e is None else e for e in result["stderr"]]
+        ax.errorbar(x, result["wpg"], yerr=yerr, marker="o", capsize=3, label=label)
         ax.plot(orig_x, ORIGINAL["wpg"], marker="s", linestyle="--", label="original ScrofaZero")
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xlabel(xlabel)

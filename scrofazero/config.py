@@ -70,7 +70,9 @@ class TrainRootConfig:
     checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
+    resume_overrides: list[str] = field(default_factory=list)  # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
     progress: bool = True  # show a tqdm progress bar
+    debug: bool = False  # show the full traceback of an error instead of one line
 
 
 def _play_search() -> MCTSConfig:
@@ -104,3 +106,4 @@ class EvaluateConfig:
     belief_games: int = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
     progress: bool = True  # show a tqdm progress bar
+    debug: bool = False  # show the full traceback of an error instead of one line

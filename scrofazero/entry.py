@@ -1,16 +1,21 @@
 """What the entry points run: one row per game (its config schema, its trainer, its evaluation
 runner) and the registration of every hydra schema. train.py and evaluate.py pick the row of
-`game.name`; the runners know nothing of each other.
+`game.name`; the runners know nothing of each other. User errors (missing or corrupt files, bad
+settings, a run folder in use) end the command with one line on stderr and exit status 2; the
+full traceback only with debug=true or HYDRA_FULL_ERROR=1.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from hydra.core.config_store import ConfigStore
 
-from scrofazero.atomic import write_json_atomic
+from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import EvaluateConfig, GameConfig, ModelConfig, TrainConfig, TrainRootConfig
 from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
 from scrofazero.fish.config import FishConfig
@@ -20,6 +25,12 @@ from scrofazero.tiny_crew.config import TinyCrewConfig
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
 from scrofazero.train.loop import run_training as train_gongzhu
+from scrofazero.run_lock import RunLocked
+
+# What a user can cause and fix: bad values, missing/corrupt/unwritable files (CheckpointError,
+# DealError, TranscriptError are ValueErrors), a run folder in use, a player that kills its
+# worker process.
+USER_ERRORS = (ValueError, OSError, RunLocked, BrokenProcessPool)
 
 
 @dataclass(frozen=True)
@@ -56,8 +67,29 @@ def game_entry(name: str) -> GameEntry:
     return GAMES[name]
 
 
+def reported(job: Callable, cfg):
+    """job(cfg), with a user error turned into one line on stderr and exit status 2."""
+    try:
+        return job(cfg)
+    except USER_ERRORS as err:
+        if cfg.get("debug") or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        message = " ".join(str(err).split()) or type(err).__name__
+        print(f"error: {message} (debug=true shows the traceback)", file=sys.stderr)
+        sys.exit(2)
+
+
 def train(cfg):
     """train.py: the game's trainer."""
+    return reported(_train, cfg)
+
+
+def evaluate(cfg) -> dict:
+    """evaluate.py: the game's evaluation runner; the result is written to cfg.out as JSON."""
+    return reported(_evaluate, cfg)
+
+
+def _train(cfg):
     entry = game_entry(cfg.game.name)
     if entry.train is None:
         trainable = [name for name, e in GAMES.items() if e.train is not None]
@@ -66,8 +98,9 @@ def train(cfg):
     return entry.train(cfg)
 
 
-def evaluate(cfg) -> dict:
-    """evaluate.py: the game's evaluation runner; the result is written to cfg.out as JSON."""
+def _evaluate(cfg) -> dict:
+    if cfg.out:
+        check_writable(cfg.out)  # before any work: a bad path must not cost the evaluation
     result = game_entry(cfg.game.name).evaluate(cfg)
     if cfg.out:
         print(f"wrote {write_json_atomic(cfg.out, result)}")

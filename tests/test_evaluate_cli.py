@@ -6,15 +6,23 @@ antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed
 no output file; `--wpg` measures the ScrofaZero player by default and writes wpg, stderr,
 deals, games and seconds_per_game; `--matrix` takes the network players and prints the
 intransitivity epsilon; mode=belief writes the belief diagnostic; without checkpoint=PATH the
-newest checkpoints/*/latest.pt is used, and a missing one is named.
+newest checkpoints/*/latest.pt is used, and a missing one is named. With several workers a
+player that cannot be built (an empty checkpoint, greed_samples=0) ends the run within seconds
+with a non-zero exit and a message naming the file or the setting.
 """
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from bounded_run import run_bounded
+from omegaconf import OmegaConf
+
+from scrofazero.config import EvaluateConfig
+from scrofazero.eval.driver import _agent_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,6 +31,14 @@ def run_cli(*args):
     return subprocess.run(
         [sys.executable, "evaluate.py", *args, "progress=false", "workers=1"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+
+
+def run_cli_workers(*args, workers=2, timeout=60):
+    """evaluate.py with several worker processes; a hang fails the test by TimeoutExpired."""
+    return run_bounded(
+        [sys.executable, "evaluate.py", *args, "progress=false", f"workers={workers}"],
+        timeout, cwd=ROOT,
     )
 
 
@@ -86,7 +102,7 @@ def test_wpg_scrofazero_default_player(tiny_checkpoint, tmp_path):
     # every search setting reaches the player, the PUCT constant included
     assert result["settings"]["search"] == {"c_uct": 30.0, "budget_base": 10,
                                             "budget_per_legal": 2, "selection": "puct",
-                                            "c_puct": 7.5}
+                                            "c_puct": 7.5, "search_forced": False}
     assert "WPG of scrofazero" in proc.stdout
 
 
@@ -121,14 +137,22 @@ def test_find_checkpoint(tmp_path):
     from scrofazero.eval.driver import find_checkpoint
 
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        find_checkpoint(None, root=tmp_path)
+        find_checkpoint(None, root=tmp_path, shipped=None)
     for i, name in enumerate(["b", "a"]):
         (tmp_path / name).mkdir()
         (tmp_path / name / "latest.pt").write_bytes(b"x")
         os.utime(tmp_path / name / "latest.pt", (1000 + i, 1000 + i))
-    assert find_checkpoint(None, root=tmp_path) == str(tmp_path / "a" / "latest.pt")
+    assert find_checkpoint(None, root=tmp_path, shipped=None) == str(tmp_path / "a" / "latest.pt")
     with pytest.raises(FileNotFoundError, match="nope.pt"):
         find_checkpoint(str(tmp_path / "nope.pt"))
+    # No run at all: the shipped model, when there is one.
+    shipped = tmp_path / "models" / "scrofazero.pt"
+    shipped.parent.mkdir()
+    shipped.write_bytes(b"x")
+    empty = tmp_path / "no_runs"
+    assert find_checkpoint(None, root=empty, shipped=shipped) == str(shipped)
+    with pytest.raises(FileNotFoundError, match="no shipped model"):
+        find_checkpoint(None, root=empty, shipped=tmp_path / "none.pt")
 
 
 def test_tiny_crew_report(tmp_path):
@@ -145,3 +169,38 @@ def test_tiny_crew_report(tmp_path):
     assert set(cross) == {"search_seed1", "AAA", "BBB", "ABB", "BAB", "BBA", "BAA", "ABA", "AAB"}
     proc = run_cli("game=tiny_crew", "game.leader=dealer", f"out={tmp_path / 'never.json'}")
     assert proc.returncode != 0 and "leader" in proc.stderr
+
+
+def test_empty_checkpoint_with_two_workers_fails_fast(tmp_path):
+    # The issue's reproduction: this used to hang forever, restarting the pool's workers.
+    empty = tmp_path / "zero.pt"
+    empty.write_bytes(b"")
+    out = tmp_path / "never.json"
+    started = time.perf_counter()
+    proc = run_cli_workers("--wpg", "player=raw", f"checkpoint={empty}", "deals=2", f"out={out}")
+    assert proc.returncode != 0
+    assert f"{empty}: not a readable checkpoint" in proc.stderr
+    assert time.perf_counter() - started < 60
+    assert not out.exists()
+
+
+def test_bad_setting_with_two_workers_is_named(tmp_path):
+    out = tmp_path / "never.json"
+    proc = run_cli_workers("--wpg", "player=random", "deals=2", "greed_samples=0", f"out={out}")
+    assert proc.returncode != 0
+    assert "greed_samples must be a positive integer, got 0" in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("setting, value, players, message", [
+    ("greed_samples", 0, ["random", "greed"], "greed_samples must be a positive integer, got 0"),
+    ("raw_deals", 0, ["random", "raw"], "raw_deals must be a positive integer, got 0"),
+    ("raw_mode", "best", ["random", "raw"], "raw_mode must be one of value, policy, got 'best'"),
+])
+def test_player_settings_are_named(setting, value, players, message):
+    cfg = OmegaConf.structured(EvaluateConfig)
+    cfg[setting] = value
+    with pytest.raises(ValueError, match=message):
+        _agent_kwargs(cfg, players, 2)
+    # the settings of a player who does not play are not checked
+    assert _agent_kwargs(cfg, ["random", "if"], 2) == ({}, None)

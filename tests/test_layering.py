@@ -22,6 +22,7 @@ PACKAGE = ROOT / "scrofazero"
 # a layer may not import each other (the side games), except within the same package.
 LAYERS = [
     ("scrofazero.atomic", 0),
+    ("scrofazero.run_lock", 0),
     ("scrofazero.games", 0),  # rules only
     ("scrofazero.search", 1),  # knows games only through its protocols
     ("scrofazero.nn", 2),

@@ -21,7 +21,7 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, iec_log_weights
 from scrofazero.sampling.stratified import DealSample, SamplingConfig, draw
 from scrofazero.sampling.uniform import owners_to_hands
-from scrofazero.search.mcts import MCTSConfig, run_mcts
+from scrofazero.search.mcts import MCTSConfig, check_search, run_mcts
 
 PLAY_BUDGET_BASE = 10  # the paper's play budget: 10 + 2 x legal cards per deal
 
@@ -58,7 +58,8 @@ class ScrofaZeroAgent:
         self.mcts = search if search is not None else MCTSConfig(budget_base=PLAY_BUDGET_BASE)
         self.sampling = sampling if sampling is not None else SamplingConfig()
         self.iec = weighting if weighting is not None else IECConfig()
-        for config in (self.mcts, self.sampling, self.iec):
+        check_search(self.mcts, "scrofazero.search")
+        for config in (self.sampling, self.iec):
             config.__post_init__()  # also catches a config changed after it was built
         if threads > 0:
             torch.set_num_threads(int(threads))

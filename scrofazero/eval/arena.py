@@ -1,8 +1,11 @@
 """Duplicate arena (gongzhu.md section 4): single games, 2v2 duplicate matches and matrices.
 
-Players are named by the agent registry (scrofazero.agents.make_agent) and built inside each
-worker process. Every decision's rng comes from SeedSequence([seed, deal_index, play, seat]), so
-a match gives the same per-deal values whatever the number of workers.
+Players are named by the agent registry (scrofazero.agents.make_agent). They are built once in
+the calling process, so that a player that cannot be built fails there with its own error, and
+then again inside each worker process. Every decision's rng comes from
+SeedSequence([seed, deal_index, play, seat]), so a match gives the same per-deal values whatever
+the number of workers. A worker that dies (crash, os._exit, kill) fails the whole match at once
+with BrokenProcessPool; an error inside a worker comes back as itself.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -87,17 +92,71 @@ def _build_agents(player_a: str, player_b: str, agent_kwargs: dict) -> list[Agen
 
 
 def _init_worker(player_a: str, player_b: str, agent_kwargs: dict, seed: int) -> None:
-    _WORKER["agents"] = _build_agents(player_a, player_b, agent_kwargs)
+    # An initializer that raises leaves the executor only "a child process terminated
+    # abruptly" plus a logged traceback per worker; keeping the error and raising it from the
+    # first task sends it back to the caller as itself, with its own message.
+    try:
+        _WORKER["agents"] = _build_agents(player_a, player_b, agent_kwargs)
+    except Exception as err:  # noqa: BLE001 - any error: it is raised again, not swallowed
+        _WORKER["error"] = err
     _WORKER["seed"] = seed
     torch = sys.modules.get("torch")  # loaded by network players only
     if torch is not None:
         torch.set_num_threads(1)  # one thread per worker process: workers share the cores
 
 
-def _play_chunk(task: tuple[int, np.ndarray]) -> list[float]:
-    start, deals = task
+def _play_chunk(start: int, deals: np.ndarray) -> list[float]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     agents, seed = _WORKER["agents"], _WORKER["seed"]
     return [deal_value(d, agents, seed, start + k) for k, d in enumerate(deals)]
+
+
+def _play_in_workers(player_a: str, player_b: str, agent_kwargs: dict, deals: np.ndarray,
+                     seed: int, workers: int, bar) -> list[float]:
+    """Per-deal values [D] of deals played by `workers` spawned processes, in deal order.
+
+    concurrent.futures rather than multiprocessing.Pool: Pool replaces a worker that dies (and
+    re-runs a failing initializer) without end, and the lost task is waited for forever;
+    ProcessPoolExecutor marks the pool broken and fails every pending task at once.
+    """
+    num = len(deals)
+    # Small chunks keep the bar moving and the load balanced.
+    size = max(1, min(16, num // (4 * workers)))
+    ctx = mp.get_context("spawn")  # safe with torch-using agents and on every platform
+    init = (player_a, player_b, agent_kwargs, seed)
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=init)
+    chunks: dict[int, list[float]] = {}  # first deal index -> the chunk's values
+    try:
+        starts = {pool.submit(_play_chunk, s, deals[s : s + size]): s for s in range(0, num, size)}
+        # As they finish, not in deal order: the first chunk to fail ends the match at once
+        # even while an earlier chunk is still being played.
+        for future in as_completed(starts):
+            chunks[starts[future]] = future.result()
+            bar.update(len(chunks[starts[future]]))
+    except BrokenProcessPool as err:
+        raise BrokenProcessPool(
+            f"{player_a} vs {player_b}: a worker process died (it crashed, ran out of memory "
+            f"or was killed), so the match was abandoned ({err})") from None
+    except BaseException:
+        # An error in one chunk (or Ctrl-C) ends the match: stop the other workers now
+        # rather than let them finish chunks whose results nobody will read.
+        _stop_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [v for start in sorted(chunks) for v in chunks[start]]  # deal order
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued chunks and terminate the running worker processes."""
+    # The executor has no public way to stop running tasks before Python 3.14
+    # (terminate_workers); its process table, which shutdown() drops, is the only handle on them.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
 
 
 def _check_deals(deals) -> np.ndarray:
@@ -136,24 +195,22 @@ def duplicate_match(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     num = len(deals)
+    # Built here whatever the number of workers: a player that cannot be built (a missing or
+    # corrupt checkpoint, a bad setting) fails now, with its own error, before any worker starts.
+    agents = _build_agents(player_a, player_b, agent_kwargs)
     bar = _progress_bar(num, f"{player_a} vs {player_b}", progress)
-    values: list[float] = []
-    if workers == 1:
-        agents = _build_agents(player_a, player_b, agent_kwargs)
-        for i, deal in enumerate(deals):
-            values.append(deal_value(deal, agents, seed, i))
-            bar.update(1)
-    else:
-        # Small chunks keep the bar moving and the load balanced; imap keeps the deal order.
-        size = max(1, min(16, num // (4 * workers)))
-        tasks = [(s, deals[s : s + size]) for s in range(0, num, size)]
-        ctx = mp.get_context("spawn")  # safe with torch-using agents and on every platform
-        init = (player_a, player_b, agent_kwargs, seed)
-        with ctx.Pool(workers, initializer=_init_worker, initargs=init) as pool:
-            for chunk in pool.imap(_play_chunk, tasks):
-                values.extend(chunk)
-                bar.update(len(chunk))
-    bar.close()
+    try:
+        if workers == 1:
+            values = []
+            for i, deal in enumerate(deals):
+                values.append(deal_value(deal, agents, seed, i))
+                bar.update(1)
+        else:
+            del agents  # each worker builds its own; these were the check
+            values = _play_in_workers(player_a, player_b, agent_kwargs, deals, seed, workers,
+                                      bar)
+    finally:
+        bar.close()
     arr = np.asarray(values, dtype=np.float64)  # [D]
     stderr = float(arr.std(ddof=1) / math.sqrt(num)) if num > 1 else math.nan
     return MatchResult(values=arr, mean=float(arr.mean()), stderr=stderr, deals=num)

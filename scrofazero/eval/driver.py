@@ -14,6 +14,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from scrofazero.agents import AGENT_NAMES, make_agent
+from scrofazero.agents.raw_net import MODES as RAW_MODES
 from scrofazero.eval.arena import duplicate_match, format_matrix, matrix
 from scrofazero.eval.epsilon import format_intransitivity, intransitivity
 from scrofazero.eval.iec_diagnostic import belief_quality
@@ -32,23 +33,44 @@ def _check_players(names) -> list[str]:
     return names
 
 
-def find_checkpoint(checkpoint, root="checkpoints") -> str:
+# The network shipped with the project (models/scrofazero.md is its card): what a player uses
+# when no checkpoint is given and no training run exists.
+SHIPPED_MODEL = Path(__file__).resolve().parents[2] / "models" / "scrofazero.pt"
+
+
+def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = SHIPPED_MODEL) -> str:
     """`checkpoint` if given (it must exist), else the most recently written
-    <root>/<run>/latest.pt; FileNotFoundError naming what is missing."""
+    <root>/<run>/latest.pt, else the shipped model; FileNotFoundError naming what is missing."""
     if checkpoint:
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f"checkpoint {checkpoint} not found (set checkpoint=PATH)")
         return str(checkpoint)
     found = sorted(Path(root).glob("*/latest.pt"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise FileNotFoundError(
-            f"no checkpoint under {root}/*/latest.pt: train one with `python train.py` or set "
-            "checkpoint=PATH")
-    return str(found[-1])
+    if found:
+        return str(found[-1])
+    if shipped is not None and Path(shipped).is_file():
+        return str(shipped)
+    raise FileNotFoundError(
+        f"no checkpoint under {root}/*/latest.pt and no shipped model {shipped}: train one with "
+        "`python train.py` or set checkpoint=PATH")
+
+
+def _check_positive(setting: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{setting} must be a positive integer, got {value!r}")
 
 
 def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
-    """make_agent keyword arguments for the players `names`, and the checkpoint they load."""
+    """make_agent keyword arguments for the players `names`, and the checkpoint they load.
+    The settings of the players that play are checked here, so that an error names the setting
+    (greed_samples) rather than the player's own argument (num_samples)."""
+    if "greed" in names:
+        _check_positive("greed_samples", cfg.greed_samples)
+    if "raw" in names:
+        _check_positive("raw_deals", cfg.raw_deals)
+        if cfg.raw_mode not in RAW_MODES:
+            raise ValueError(f"raw_mode must be one of {', '.join(RAW_MODES)}, "
+                             f"got {cfg.raw_mode!r}")
     kwargs = {"greed": {"num_samples": cfg.greed_samples}}
     checkpoint = None
     if "raw" in names or "scrofazero" in names:

@@ -102,7 +102,8 @@ def predict_holders(probs: np.ndarray, observer: int, cards: Iterable[int]) -> d
 def evaluate_game(game: RecordedGame, soft: float = 0.0, observers: Optional[Sequence[int]] = None,
                   baseline: bool = False) -> dict:
     """{"accuracy", "predictions", "correct", "rejected", ...} over the game's observers
-    (default: all seats). rejected: events a tracker found impossible (skipped for that seat).
+    (default: all seats); an accuracy is None when there was nothing to score (a game without
+    events). rejected: events a tracker found impossible (skipped for that seat).
     accuracy_incl_certain: the same argmax scored over every in-play card outside the observer's
     hand, the cards it knows for certain included (a looser count, for comparison only)."""
     seats = range(game.num_players) if observers is None else observers
@@ -129,22 +130,28 @@ def evaluate_game(game: RecordedGame, soft: float = 0.0, observers: Optional[Seq
                     tracker.update(game.events[t])
                 except ValueError:
                     rejected += 1  # a slip the rules allow but this tracker's rules do not
-    accuracy = correct / predictions if predictions else float("nan")
-    return {"accuracy": accuracy, "predictions": predictions, "correct": correct,
-            "rejected": rejected, "accuracy_incl_certain": wide_correct / wide if wide else 0.0,
+    return {"accuracy": _ratio(correct, predictions), "predictions": predictions,
+            "correct": correct, "rejected": rejected,
+            "accuracy_incl_certain": _ratio(wide_correct, wide),
             "predictions_incl_certain": wide, "correct_incl_certain": wide_correct}
+
+
+def _ratio(hits: int, total: int) -> Optional[float]:
+    """hits / total, or None when nothing was scored: JSON null, where NaN would be invalid
+    JSON and 0.0 a false score."""
+    return hits / total if total else None
 
 
 def evaluate_predictions(games: Sequence[RecordedGame], soft: float = 0.0,
                          observers: Optional[Sequence[int]] = None, baseline: bool = False) -> dict:
     """Accuracy over all games: {"accuracy", "predictions", "correct", "per_file": {name:
-    evaluate_game(...)}}. baseline=True: plain counting (own hand, transfers, calls and hand
+    evaluate_game(...)}}; accuracy None when no game had a prediction. baseline=True: plain counting (own hand, transfers, calls and hand
     counts; no ask evidence), the floor the logic has to beat."""
     per_file = {game.name: evaluate_game(game, soft, observers, baseline) for game in games}
     predictions = sum(r["predictions"] for r in per_file.values())
     correct = sum(r["correct"] for r in per_file.values())
     wide = sum(r["predictions_incl_certain"] for r in per_file.values())
     wide_correct = sum(r["correct_incl_certain"] for r in per_file.values())
-    return {"accuracy": correct / predictions if predictions else float("nan"),
-            "predictions": predictions, "correct": correct, "per_file": per_file,
-            "accuracy_incl_certain": wide_correct / wide if wide else float("nan")}
+    return {"accuracy": _ratio(correct, predictions), "predictions": predictions,
+            "correct": correct, "per_file": per_file,
+            "accuracy_incl_certain": _ratio(wide_correct, wide)}

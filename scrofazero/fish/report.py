@@ -12,6 +12,7 @@ from tqdm import tqdm
 from scrofazero.fish.match import run_match
 from scrofazero.fish.players import FISH_PLAYERS
 from scrofazero.fish.prediction import evaluate_predictions, load_recordings
+from scrofazero.games.fish.transcripts import recording_paths
 
 FISH_MODES = ("track", "match")
 
@@ -23,9 +24,13 @@ def run_fish(cfg) -> dict:
 
 
 def _track(cfg) -> dict:
-    paths = list(cfg.game.transcripts) if cfg.game.transcripts else None
+    paths = list(cfg.game.transcripts) if cfg.game.transcripts else recording_paths()
     games, issues = load_recordings(paths, tolerant=True)
     result = evaluate_predictions(games, soft=cfg.game.soft)
+    if not result["predictions"]:
+        # an accuracy of nothing is no result: refuse rather than report NaN with exit 0
+        raise ValueError(f"no predictions: {', '.join(str(p) for p in paths)} (no event "
+                         "after the deal line to predict from)")
     counting = evaluate_predictions(games, baseline=True)
     result["baseline"] = {"accuracy": counting["accuracy"],
                           "per_file": {k: v["accuracy"] for k, v in counting["per_file"].items()}}
@@ -33,16 +38,21 @@ def _track(cfg) -> dict:
     result["issues"] = [str(issue) for issue in issues]
     print(f"Fish hand prediction: {len(games)} recorded games, every seat as observer, "
           f"{result['predictions']:,} predictions of cards the observer does not know")
-    print(f"  exact tracker (soft={cfg.game.soft:g}): accuracy {result['accuracy']:.4f} "
-          f"(plain counting {counting['accuracy']:.4f})")
+    print(f"  exact tracker (soft={cfg.game.soft:g}): accuracy {_share(result['accuracy'])} "
+          f"(plain counting {_share(counting['accuracy'])})")
     for name, entry in result["per_file"].items():
-        print(f"    {name}: {entry['accuracy']:.4f} of {entry['predictions']:,} "
-              f"(counting {result['baseline']['per_file'][name]:.4f})")
+        print(f"    {name}: {_share(entry['accuracy'])} of {entry['predictions']:,} "
+              f"(counting {_share(result['baseline']['per_file'][name])})")
     print(f"  scored over every card outside the observer's hand, known ones included: "
-          f"{result['accuracy_incl_certain']:.4f}")
+          f"{_share(result['accuracy_incl_certain'])}")
     for issue in result["issues"]:
         print(f"  recording slip: {issue}")
     return result
+
+
+def _share(accuracy) -> str:
+    """An accuracy for the console; None (a file without predictions) as 'n/a'."""
+    return "n/a" if accuracy is None else f"{accuracy:.4f}"
 
 
 def _match(cfg) -> dict:

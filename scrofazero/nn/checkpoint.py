@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -102,12 +102,15 @@ def save_checkpoint(
     config: dict,
     extra: dict | None = None,
     keep: int = 5,
+    before_latest: Callable[[Path], None] | None = None,
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
     config: the resolved run config as plain data; extra: plain data (dicts, lists, numbers,
-    strings, numpy arrays, tensors), e.g. the rng state and the replay. Returns the path of the
-    numbered snapshot. `latest.pt` is never pruned.
+    strings, numpy arrays, tensors), e.g. the rng state and the replay. before_latest(snapshot)
+    runs after the snapshot is complete and before latest.pt moves to it (milestone copies made
+    there are redone on resume if a kill comes first). Returns the path of the numbered snapshot.
+    `latest.pt` is never pruned.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -124,12 +127,33 @@ def save_checkpoint(
     }
     snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
     _atomic_save(payload, snapshot)
-    # Written second: latest.pt only ever moves forward to a snapshot that is already complete.
+    if before_latest is not None:
+        before_latest(snapshot)
+    # Written last: latest.pt only ever moves forward to a snapshot that is already complete.
     _atomic_save(payload, run_dir / LATEST)
     if keep > 0:
         for _, old in _snapshots(run_dir)[:-keep]:
             old.unlink(missing_ok=True)
     return snapshot
+
+
+def save_model_file(path, model, step: int = 0) -> Path:
+    """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
+    what load_model needs, e.g. for the players of a periodic evaluation."""
+    path = Path(path)
+    payload = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "encoding_version": _encoding_version(),
+        "model_config": model.config(),
+        "model": model.state_dict(),
+        "optimizer": None,
+        "step": int(step),
+        "config": {},
+        "extra": {},
+    }
+    _atomic_save(payload, path)
+    return path
 
 
 def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:

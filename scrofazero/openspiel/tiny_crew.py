@@ -112,12 +112,20 @@ class TinyCrewSpielState(pyspiel.State):
         return [(s, free[s] / left) for s in range(NUM_SEATS) if free[s]]
 
     def _apply_action(self, action: int) -> None:
+        action = int(action)
         if self._game is None:
-            self._owners.append(int(action))
+            # Checked before anything changes: a seat out of range or already holding four
+            # cards would corrupt the deal (as python_gongzhu refuses a card already dealt).
+            seats = [s for s, _ in self.chance_outcomes()]
+            if action not in seats:
+                raise ValueError(
+                    f"chance action {action} is not a seat with a free slot for card "
+                    f"{card_name(len(self._owners))}; legal: {seats}")
+            self._owners.append(action)
             if len(self._owners) == NUM_CARDS:
                 self._game = TinyCrewState(self._owners, self._params)
         else:
-            self._game.apply(int(action))
+            self._game.apply(action)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:

@@ -38,6 +38,19 @@ class MCTSConfig:
                              f"got {self.selection!r}")
 
 
+def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
+    """Refuse search settings that make no sense for a player or for self-play (a zero budget
+    plays the lowest card; negative constants invert the search), naming the setting."""
+    MCTSConfig.__post_init__(config)
+    for key in ("c_uct", "c_puct", "budget_base", "budget_per_legal"):
+        if getattr(config, key) < 0:
+            raise ValueError(f"{where}.{key}={getattr(config, key)}: must be >= 0")
+    if config.budget_base + config.budget_per_legal < 1:
+        raise ValueError(f"{where}.budget_base={config.budget_base} and {where}.budget_per_legal="
+                         f"{config.budget_per_legal}: the search budget would be zero")
+    return config
+
+
 @dataclass
 class SearchResult:
     """Root statistics of B searches; Q is from the seat of the root's player to move."""

@@ -77,7 +77,8 @@ class CFRTrainer:
         return self._normalised(self.regret)
 
     def state(self) -> dict:
-        """Arrays for a checkpoint (keys in row order, regrets, strategy sums, legal masks)."""
+        """A checkpoint: arrays (keys in row order, regrets, strategy sums, legal masks) and
+        JSON-able scalars (the random state is plain ints), as train.py stores them."""
         rows = len(self.index)
         keys = TabularPolicy(self.index, self.strat).to_arrays()[0]
         return {"keys": keys, "regret": self.regret[:rows].copy(),
@@ -86,7 +87,14 @@ class CFRTrainer:
                 "plus": self.plus}
 
     def restore(self, state: dict) -> None:
+        """Inverse of state(); ValueError naming the array when the pieces do not fit."""
         rows = len(state["keys"])
+        for name, shape, kinds in (("keys", (rows,), "iu"), ("regret", (rows, 12), "f"),
+                                   ("strat", (rows, 12), "f"), ("legal", (rows,), "iu")):
+            array = np.asarray(state[name])
+            if array.shape != shape or array.dtype.kind not in kinds:
+                raise ValueError(f"{name}: shape {array.shape} dtype {array.dtype}, expected "
+                                 f"{shape} of {'integers' if kinds == 'iu' else 'floats'}")
         while len(self.regret) < rows + 30000:
             self._grow()
         self.index = TabularPolicy.from_arrays(state["keys"], np.zeros((rows, 12))).index

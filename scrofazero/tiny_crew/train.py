@@ -6,15 +6,18 @@ iterations the average policy is evaluated exactly over the setting's deals (ten
 `eval/win_rate`, also `checkpoints/<run>/eval.jsonl`) and written to
 `checkpoints/<run>/policy.npz` (keys, probabilities; written to a temporary file and renamed).
 `python evaluate.py game=tiny_crew game.cfr_policy=...` reads it back. The learner's whole
-state (regrets, strategy sums, random state) goes to `checkpoints/<run>/trainer.pkl` at the same
+state (regrets, strategy sums, random state) goes to `checkpoints/<run>/trainer.npz` at the same
 moments, so `resume=true` continues a run up to `game.iterations` in total; without it an
 existing run is refused rather than overwritten.
+
+trainer.npz holds numeric arrays and one JSON string (`info`: format, run meta, iterations,
+seconds, the learner's scalars and random state) and is read with allow_pickle=False, so a
+crafted file cannot run code when resumed (the pickle it replaces could).
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 import time
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from tqdm import tqdm
 
 from scrofazero.atomic import write_atomic
 from scrofazero.games.tiny_crew.rules import Params
+from scrofazero.run_lock import RunLock
 from scrofazero.tiny_crew.cfr import CFRTrainer
 from scrofazero.tiny_crew.exact import Setting, setting_from_config
 from scrofazero.tiny_crew.policy_file import save_policy
@@ -38,6 +42,12 @@ def run_tiny_crew_training(cfg) -> dict:
     if g.iterations < 1 or g.eval_every < 1:
         raise ValueError("game.iterations and game.eval_every must be >= 1")
     run_dir = Path(cfg.checkpoint_dir) / cfg.run
+    with RunLock(run_dir):  # one process per run folder (scrofazero/run_lock.py)
+        return _train(cfg, run_dir)
+
+
+def _train(cfg, run_dir: Path) -> dict:
+    g = cfg.game
     setting = setting_from_config(g)
     params = setting.params
     run_meta = {"method": g.method, "setting": dict(params.__dict__),
@@ -66,9 +76,8 @@ def run_tiny_crew_training(cfg) -> dict:
         writer.add_scalar("train/states", last["states"], done)
         save_policy(run_dir / "policy.npz", policy,
                     {"method": g.method, **last, "setting": dict(params.__dict__)})
-        state = {"meta": run_meta, "iterations": done, "seconds": last["seconds"],
-                 "learner": learner["state"]()}
-        write_atomic(run_dir / TRAINER_FILE, lambda f: pickle.dump(state, f, protocol=5))
+        _save_trainer(run_dir / TRAINER_FILE, run_meta, done, last["seconds"],
+                      learner["state"]())
         with open(run_dir / "eval.jsonl", "a") as f:
             f.write(json.dumps(last) + "\n")
         bar.set_postfix(win=f"{last['win_rate']:.4f}", states=last["states"])
@@ -82,13 +91,54 @@ def run_tiny_crew_training(cfg) -> dict:
     return last
 
 
-TRAINER_FILE = "trainer.pkl"
+TRAINER_FILE = "trainer.npz"
+OLD_TRAINER_FILE = "trainer.pkl"  # the pickle format before; never loaded (it could run code)
+TRAINER_FORMAT = {"format": "scrofazero tiny_crew trainer", "version": 1}
+
+
+def _save_trainer(path: Path, run_meta: dict, iterations: int, seconds: float,
+                  state: dict) -> None:
+    """The learner's flat `state` dict split into its numpy arrays (npz members) and everything
+    else (JSON in the `info` member), written atomically."""
+    arrays = {k: v for k, v in state.items() if isinstance(v, np.ndarray)}
+    scalars = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
+    if "info" in arrays:
+        raise ValueError("a learner state may not name an array 'info' (the JSON member)")
+    info = {**TRAINER_FORMAT, "meta": run_meta, "iterations": int(iterations),
+            "seconds": float(seconds), "learner": scalars}
+    # json.dumps first: a value JSON cannot hold fails here, before the old file is replaced
+    text = json.dumps(info)
+    write_atomic(path, lambda f: np.savez(f, info=np.array(text), **arrays))
+
+
+def _load_trainer(path: Path) -> tuple[dict, dict]:
+    """(info, learner state) from a trainer.npz; ValueError naming `path` for anything else.
+    allow_pickle=False: an object array (pickled data) inside the file is refused, not run."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not hasattr(data, "files"):
+            raise ValueError("a single .npy array, not an npz archive")
+        with data:
+            arrays = {name: data[name] for name in data.files}
+        if "info" not in arrays:
+            raise ValueError("no 'info' member")
+        info = json.loads(str(arrays.pop("info")))
+        if not isinstance(info, dict) or {k: info.get(k) for k in TRAINER_FORMAT} != TRAINER_FORMAT:
+            raise ValueError(f"info is not {TRAINER_FORMAT}")
+        for key in ("meta", "iterations", "seconds", "learner"):
+            if key not in info:
+                raise ValueError(f"info has no {key!r}")
+        if any(a.dtype.kind not in "biuf" for a in arrays.values()):
+            raise ValueError("non-numeric array member")
+    except Exception as err:  # numpy, zipfile and json raise many types for a bad file
+        raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint ({err})") from None
+    return info, {**info["learner"], **arrays}
 
 
 def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict
                      ) -> tuple[int, float]:
     """(iterations done, seconds spent): 0 for a new run (an existing one is refused), else
-    restored from trainer.pkl after checking it belongs to the same method and setting."""
+    restored from trainer.npz after checking it belongs to the same method and setting."""
     path = run_dir / TRAINER_FILE
     if not resume:
         if (run_dir / "policy.npz").exists():
@@ -97,22 +147,26 @@ def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict
         run_dir.mkdir(parents=True, exist_ok=True)
         return 0, 0.0
     if not path.is_file():
+        old = run_dir / OLD_TRAINER_FILE
+        if old.is_file():
+            raise ValueError(f"{old}: the pickle trainer format is no longer read (loading it "
+                             f"could run code); resume=true needs {path}: start a new run")
         raise FileNotFoundError(f"resume=true but {path} does not exist")
+    info, state = _load_trainer(path)
+    if info["meta"] != run_meta:
+        raise ValueError(f"{path} was written by a different run: {info['meta']} "
+                         f"(now {run_meta})")
     try:
-        with open(path, "rb") as f:
-            state = pickle.load(f)
-        saved_meta = state["meta"]
-    except Exception as err:  # a truncated or foreign file can raise many types
-        raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint ({err})") from None
-    if saved_meta != run_meta:
-        raise ValueError(f"{path} was written by a different run: {saved_meta} (now {run_meta})")
-    learner["restore"](state["learner"])
-    return int(state["iterations"]), float(state["seconds"])
+        learner["restore"](state)
+    except (ValueError, TypeError, KeyError) as err:  # shapes, dtypes or fields that do not fit
+        raise ValueError(f"{path}: cannot restore the learner ({err})") from None
+    return int(info["iterations"]), float(info["seconds"])
 
 
 def _learner(g, setting: Setting, params: Params, seed: int) -> dict:
     """step(n), average() and current() (None when the method has no current policy) policies,
-    state() / restore(state) for checkpoints, for the configured method."""
+    state() / restore(state) for checkpoints (a flat dict of numpy arrays and JSON values, as
+    trainer.npz stores it), for the configured method."""
     if g.method == "cfr":
         trainer = CFRTrainer(setting, seed=seed, max_states=int(g.max_states))
         return {"step": trainer.run, "average": trainer.average_policy,
@@ -134,10 +188,40 @@ def _learner(g, setting: Setting, params: Params, seed: int) -> dict:
         for _ in range(n):
             solver.iteration()
 
-    def restore(state: dict) -> None:
-        solver._infostates = state["infostates"]  # the solver keeps all its tables here
-        np.random.set_state(state["rng"])
-
     return {"step": step, "average": lambda: mccfr_to_tabular(solver), "current": None,
-            "state": lambda: {"infostates": solver._infostates, "rng": np.random.get_state()},
-            "restore": restore}
+            "state": lambda: _mccfr_state(solver), "restore": lambda s: _mccfr_restore(solver, s)}
+
+
+def _mccfr_state(solver) -> dict:
+    """The solver's tables (`_infostates`: info state string -> [regrets, average strategy],
+    one entry per legal action; it keeps nothing else between iterations) as three flat arrays
+    plus the keys in insertion order, and numpy's global random state (its sampler) as JSON."""
+    keys = list(solver._infostates)
+    tables = list(solver._infostates.values())
+    rng = np.random.get_state(legacy=False)
+    return {"keys": keys,
+            "lengths": np.array([len(r) for r, _ in tables], dtype=np.int64),
+            "regrets": np.concatenate([r for r, _ in tables]) if tables else np.zeros(0),
+            "avg": np.concatenate([a for _, a in tables]) if tables else np.zeros(0),
+            "rng": {**rng, "state": {"key": rng["state"]["key"].tolist(),
+                                     "pos": int(rng["state"]["pos"])}}}
+
+
+def _mccfr_restore(solver, state: dict) -> None:
+    """Inverse of _mccfr_state; ValueError when the pieces do not fit together."""
+    keys, lengths = state["keys"], state["lengths"]
+    regrets, avg = state["regrets"], state["avg"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise ValueError("keys must be a list of information state strings")
+    if lengths.shape != (len(keys),) or (len(keys) and lengths.min() < 1):
+        raise ValueError(f"lengths has shape {lengths.shape} for {len(keys)} keys")
+    total = int(lengths.sum())
+    if regrets.shape != (total,) or avg.shape != (total,):
+        raise ValueError(f"regrets {regrets.shape} / avg {avg.shape} do not hold {total} values")
+    bounds = np.cumsum(lengths)[:-1]
+    solver._infostates = {
+        key: [r.astype(np.float64), a.astype(np.float64)]  # copies: the solver adds in place
+        for key, r, a in zip(keys, np.split(regrets, bounds), np.split(avg, bounds))}
+    rng = state["rng"]
+    np.random.set_state({**rng, "state": {"key": np.array(rng["state"]["key"], dtype=np.uint32),
+                                          "pos": rng["state"]["pos"]}})

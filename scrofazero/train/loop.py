@@ -1,13 +1,18 @@
-"""The training driver behind `train.py`: self-play -> replay -> learner -> checkpoint -> eval.
+"""The training driver behind `train.py`: self-play -> replay -> learner -> eval -> checkpoint.
 
-Owns the run directory (checkpoints/<run>/), tensorboard (runs/<run>/), the tqdm bar and
-resuming: a checkpoint holds model, optimiser, step, config, the replay and the rng state, so
-`resume=true` continues a killed run from its last checkpoint with nothing else lost.
+Owns the run directory (checkpoints/<run>/, locked by one process at a time), tensorboard
+(runs/<run>/), the tqdm bar and resuming: a checkpoint holds model, optimiser, step, config, the
+replay, the rng state and the evaluation history, so `resume=true` continues a killed run from
+its last checkpoint with nothing else lost and nothing logged twice. An evaluation is made before
+the checkpoint of its step (from a model-only file), tensorboard is flushed before every
+checkpoint and purged past it on resume, and eval.jsonl is rewritten from the checkpoint's
+history, so both always match the checkpoint a run resumes from.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -18,14 +23,21 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from scrofazero.atomic import copy_atomic
+from scrofazero.atomic import copy_atomic, remove_stale_temps, strict_json, write_atomic
 from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
-from scrofazero.nn.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from scrofazero.nn.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    save_model_file,
+)
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
+from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
+from scrofazero.run_lock import RunLock
 from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay
 
 
@@ -57,7 +69,9 @@ class Run:
         self.train_seconds = 0.0  # self-play + learning, evaluation excluded
         self.evals: list[dict] = []
 
-    def save(self) -> Path:
+    def save(self, milestones: list[str] = ()) -> Path:
+        """Checkpoint the run; copies of it named `milestones` are made before latest.pt moves
+        (so a kill in between redoes the step and its copies on resume)."""
         extra = {
             "games": self.games,
             "train_seconds": self.train_seconds,
@@ -69,10 +83,11 @@ class Run:
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
             config=OmegaConf.to_container(self.cfg, resolve=True), extra=extra,
             keep=self.cfg.train.keep_checkpoints,
+            before_latest=lambda snapshot: _keep_milestones(self, snapshot, list(milestones)),
         )
 
-    def restore(self, path: Path) -> None:
-        payload = load_checkpoint(path, map_location="cpu")
+    def restore(self, payload: dict) -> None:
+        path = payload["path"]
         if payload["model_config"] != self.model.config():
             raise ValueError(
                 f"{path}: the checkpoint's network {payload['model_config']} differs from the "
@@ -107,16 +122,18 @@ def _learn(run: Run) -> dict:
     return {k: v / max(count, 1) for k, v in sums.items()}
 
 
-def _evaluate(run: Run, checkpoint: Path, deals: np.ndarray) -> dict:
-    """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random."""
-
+def _evaluate(run: Run, deals: np.ndarray) -> dict:
+    """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random,
+    for the network as it is now (written to a model-only file the players load)."""
     t = run.cfg.train
-    kwargs = {"raw": {"checkpoint": str(checkpoint), "num_deals": t.eval_raw_deals}}
+    model_file = save_model_file(run.dir / "eval_model.pt", run.model, run.step)
+    kwargs = {"raw": {"checkpoint": str(model_file), "num_deals": t.eval_raw_deals}}
     started = time.perf_counter()
     greed = duplicate_match("raw", "greed", deals, seed=t.seed, workers=t.eval_workers,
                             progress=False, agent_kwargs=kwargs)
     rand = duplicate_match("raw", "random", deals, seed=t.seed, workers=t.eval_workers,
                            progress=False, agent_kwargs=kwargs)
+    model_file.unlink(missing_ok=True)
     return {
         "step": run.step, "games": run.games, "train_minutes": run.train_seconds / 60,
         "wpg_raw": greed.mean, "wpg_raw_stderr": greed.stderr,
@@ -126,11 +143,19 @@ def _evaluate(run: Run, checkpoint: Path, deals: np.ndarray) -> dict:
 
 
 def _log_eval(run: Run, writer, result: dict) -> None:
+    """Add an evaluation to the run's history and to tensorboard (eval.jsonl follows the
+    checkpoint, _write_eval_history)."""
     run.evals.append(result)
     writer.add_scalar("eval/wpg_raw", result["wpg_raw"], run.step)
     writer.add_scalar("eval/vs_random", result["vs_random"], run.step)
-    with open(run.dir / "eval.jsonl", "a") as f:
-        f.write(json.dumps(result) + "\n")
+
+
+def _write_eval_history(run: Run) -> None:
+    """checkpoints/<run>/eval.jsonl = the evaluation history of the checkpoint, one JSON line per
+    evaluation, rewritten atomically (so a kill never leaves a line the checkpoint lacks)."""
+    text = "".join(json.dumps(strict_json(result), allow_nan=False) + "\n"
+                   for result in run.evals)
+    write_atomic(run.dir / "eval.jsonl", lambda f: f.write(text), mode="w")
 
 
 def _milestones_passed(run: Run, before_seconds: float, before_games: int) -> list[str]:
@@ -157,7 +182,72 @@ def _should_stop(run: Run) -> bool:
     return t.max_minutes is not None and run.train_seconds >= 60 * t.max_minutes
 
 
-def _open_run(cfg: DictConfig) -> Run:
+# Settings that may differ on resume without being named: run length, logging, evaluation and
+# resources; everything else changes the run and must be allowed with resume_overrides=[...].
+ALWAYS_MAY_CHANGE = (
+    "resume", "resume_overrides", "progress", "debug", "log_dir", "checkpoint_dir",
+    "train.max_minutes", "train.max_batches", "train.eval_every", "train.eval_deals",
+    "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
+    "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
+    "train.device", "train.threads",
+)
+
+
+def _flatten(tree, prefix: str = "") -> dict:
+    if isinstance(tree, dict):
+        out = {}
+        for key, value in tree.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: tree}
+
+
+def settings_changes(stored: dict, current: dict, allowed=()) -> list[str]:
+    """The settings of `current` that differ from the checkpoint's `stored` config and are not
+    allowed to, as 'key: stored -> current' lines. Keys missing on either side (options added or
+    removed by another version of the code) are not differences."""
+    may = tuple(ALWAYS_MAY_CHANGE) + tuple(allowed)
+    old, new = _flatten(stored), _flatten(current)
+    return [f"{key}: {old[key]!r} -> {new[key]!r}" for key in sorted(set(old) & set(new))
+            if old[key] != new[key]
+            and not any(key == m or key.startswith(m + ".") for m in may)]
+
+
+def check_settings(cfg: DictConfig) -> MCTSConfig:
+    """Refuse settings that make no sense, naming each; returns the search config."""
+    t = cfg.train
+    name = str(cfg.run)
+    if not name or name in (".", "..") or "/" in name or "\\" in name:
+        raise ValueError(f"run={name!r}: a run name is a plain folder name, not empty or a path")
+    positive = {"train.games_per_batch": t.games_per_batch, "train.replay_batches":
+                t.replay_batches, "train.passes": t.passes, "train.minibatch": t.minibatch,
+                "train.checkpoint_every": t.checkpoint_every, "train.keep_checkpoints":
+                t.keep_checkpoints, "train.eval_raw_deals": t.eval_raw_deals,
+                "train.eval_workers": t.eval_workers}
+    if t.eval_every > 0:
+        positive["train.eval_deals"] = t.eval_deals
+    for key, value in positive.items():
+        if value < 1:
+            raise ValueError(f"{key}={value}: must be >= 1")
+    for key, value in (("train.eval_every", t.eval_every), ("train.threads", t.threads)):
+        if value < 0:
+            raise ValueError(f"{key}={value}: must be >= 0")
+    if not t.lr > 0 or not t.value_unit > 0 or t.value_weight < 0:
+        raise ValueError(f"train.lr={t.lr}, train.value_unit={t.value_unit} must be > 0 and "
+                         f"train.value_weight={t.value_weight} >= 0")
+    if not 0.0 <= t.outcome_weight <= 1.0:
+        raise ValueError(f"train.outcome_weight={t.outcome_weight}: must lie in [0, 1]")
+    for key in ("max_batches", "max_minutes"):
+        if t[key] is not None and t[key] < 0:
+            raise ValueError(f"train.{key}={t[key]}: must be >= 0")
+    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
+    check_search(mcts, "search")
+    return mcts
+
+
+def _open_run(cfg: DictConfig, lock: RunLock) -> Run:
+    """The run of cfg, fresh or restored from its latest checkpoint (resume=true); the caller
+    holds the folder's lock."""
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
@@ -166,29 +256,64 @@ def _open_run(cfg: DictConfig) -> Run:
     if cfg.resume:
         if latest is None:
             raise FileNotFoundError(f"resume=true but {run.dir} holds no checkpoint")
-        run.restore(latest)
+        payload = load_checkpoint(latest, map_location="cpu")
+        current = OmegaConf.to_container(cfg, resolve=True)
+        changes = settings_changes(payload.get("config") or {}, current,
+                                   list(cfg.get("resume_overrides") or []))
+        if changes:
+            raise ValueError(
+                f"resume=true: settings differ from the run's checkpoint {latest}: "
+                + "; ".join(changes) + ". Resume with the run's own settings, or allow these "
+                "changes with resume_overrides=[" + ",".join(c.split(":")[0] for c in changes)
+                + "]")
+        run.restore(payload)
     elif latest is not None:
         raise FileExistsError(
             f"{latest} exists: pass resume=true to continue that run, or choose another run=NAME"
         )
-    run.dir.mkdir(parents=True, exist_ok=True)
     return run
 
 
 def run_training(cfg: DictConfig) -> Run:
-    """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run."""
-    run = _open_run(cfg)
-    t = cfg.train
+    """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run.
+
+    The run folder is locked for the whole run; a fresh run that fails before its first batch is
+    finished leaves no folder behind."""
+    mcts = check_settings(cfg)
+    run_dir = Path(cfg.checkpoint_dir) / cfg.run
+    log_dir = Path(cfg.log_dir) / cfg.run
+    created = [d for d in (run_dir, log_dir) if not d.exists()]
+    with RunLock(run_dir) as lock:
+        run = None
+        try:
+            if lock.stale is not None:
+                print(f"note: {run_dir} was left locked by process {lock.stale}, which is gone; "
+                      "taking it over")
+            remove_stale_temps(run_dir)  # temp files of writes a kill interrupted
+            run = _open_run(cfg, lock)
+            _train(run, mcts)
+        except BaseException:
+            if run is None or (not cfg.resume and run.step == 0):
+                lock.release()
+                for folder in created:  # nothing of a failed start stays behind
+                    shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return run
+
+
+def _train(run: Run, mcts: MCTSConfig) -> None:
+    cfg, t = run.cfg, run.cfg.train
+    # Events past the checkpoint (a killed run's last steps) are dropped and made again.
     writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run), purge_step=run.step + 1)
     eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
-    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig (validated on creation)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     run.model.eval()
-    if run.step == 0:
-        path = run.save()
-        _keep_milestones(run, path, _milestones_passed(run, -1.0, -1))  # the untrained network
-        if eval_deals is not None and not run.evals:
-            _log_eval(run, writer, _evaluate(run, path, eval_deals))
+    if run.step == 0 and not (run.dir / "latest.pt").is_file():
+        if eval_deals is not None:
+            _log_eval(run, writer, _evaluate(run, eval_deals))
+        writer.flush()
+        run.save(_milestones_passed(run, -1.0, -1))  # the untrained network
+    _write_eval_history(run)  # eval.jsonl = the history of the checkpoint resumed from
     bar = tqdm(total=t.max_batches, initial=run.step, unit="batch", disable=not cfg.progress,
                desc=f"train {cfg.run}")
     while not _should_stop(run):
@@ -212,13 +337,14 @@ def run_training(cfg: DictConfig) -> Run:
         for key, value in metrics.items():
             writer.add_scalar(key, value, run.step)
         due_eval = eval_deals is not None and run.step % t.eval_every == 0
+        if due_eval:  # evaluate, then checkpoint: the result is in the checkpoint of its step
+            _log_eval(run, writer, _evaluate(run, eval_deals))
         passed = _milestones_passed(run, before, before_games)
         if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
-            path = run.save()
-            _keep_milestones(run, path, passed)
+            writer.flush()  # tensorboard holds no less than the checkpoint
+            run.save(passed)
             if due_eval:
-                _log_eval(run, writer, _evaluate(run, path, eval_deals))
-                run.save()  # keep the evaluation history in the checkpoint too
+                _write_eval_history(run)
         bar.update(1)
         bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
                         value=f"{metrics.get('loss/value', 0):.3f}",
@@ -226,4 +352,3 @@ def run_training(cfg: DictConfig) -> Run:
                         wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
     bar.close()
     writer.close()
-    return run

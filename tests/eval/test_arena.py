@@ -4,14 +4,23 @@ Invariants covered: play_game returns team differences and rejects illegal moves
 the rotated play puts the same hand in the leader's seat; a deterministic player against itself
 scores exactly 0 on every deal; a deal's value is the mean of its two plays computed by hand with
 the documented rng keys; workers=1 and workers=2 agree; seeds reproduce and matter; the stderr
-formula; matrix antisymmetry and JSON shape; Mr. If beats Mr. Random clearly.
+formula; matrix antisymmetry and JSON shape; Mr. If beats Mr. Random clearly. With workers >= 2 a
+player that cannot be built fails at once with its own error, and a worker process that dies
+mid-match (os._exit, SIGKILL) fails the whole match promptly instead of hanging or restarting;
+an error in one worker ends the match without waiting for the busy others.
 """
 
 import json
 import math
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from bounded_run import run_bounded
 
 from scrofazero.agents import make_agent
 from scrofazero.eval.arena import (
@@ -23,6 +32,9 @@ from scrofazero.eval.arena import (
 )
 from scrofazero.games.gongzhu.deals import hands_of, random_deal, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
+
+ROOT = Path(__file__).resolve().parents[2]
+HELPERS = ROOT / "tests" / "helpers"
 
 
 class Lowest:
@@ -130,6 +142,9 @@ def test_workers_do_not_change_results():
     one = duplicate_match("random", "if", d, seed=5, workers=1, progress=False)
     two = duplicate_match("random", "if", d, seed=5, workers=2, progress=False)
     np.testing.assert_array_equal(one.values, two.values)
+    # chunks of one deal, finishing in any order, still come back in deal order
+    three = duplicate_match("random", "if", d[:7], seed=5, workers=3, progress=False)
+    np.testing.assert_array_equal(one.values[:7], three.values)
 
 
 def test_seed_reproduces_and_matters():
@@ -186,3 +201,97 @@ def test_matrix_is_antisymmetric_and_json_ready():
 def test_mr_if_beats_mr_random():
     res = duplicate_match("if", "random", deals(64, seed=7), seed=0, progress=False)
     assert res.mean > 50  # published margin: 194 (4) over 1024 deals
+
+
+def run_match_script(body: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run `body` (Python with `deals` and `duplicate_match` at hand) in a fresh interpreter.
+
+    A separate process, so that a hanging pool fails this test by its timeout (TimeoutExpired)
+    instead of hanging the test run, and so that the spawned workers can import tests/helpers.
+    The script prints `raised <type>: <message>` for an exception and exits 0.
+    """
+    head = textwrap.dedent(f"""\
+        import sys
+        sys.path.insert(0, {str(HELPERS)!r})
+        import numpy as np
+        from scrofazero.eval.arena import duplicate_match
+        from scrofazero.games.gongzhu.deals import random_deal
+        deals = np.stack([random_deal(i) for i in range(8)])
+        try:
+    """)
+    tail = textwrap.dedent("""\
+        except BaseException as err:
+            print(f"raised {type(err).__name__}: {err}")
+    """)
+    code = head + textwrap.indent(textwrap.dedent(body).strip("\n") + "\n", "    ") + tail
+    return run_bounded([sys.executable, "-c", code], timeout, cwd=ROOT)
+
+
+def test_unbuildable_player_fails_at_once_with_two_workers():
+    # multiprocessing.Pool restarted a failing initializer without end: this hung forever.
+    started = time.perf_counter()
+    proc = run_match_script("""
+        duplicate_match("greed", "random", deals, seed=0, workers=2, progress=False,
+                        agent_kwargs={"greed": {"num_samples": 0}})
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "raised ValueError: num_samples must be a positive integer, got 0" in proc.stdout
+    assert time.perf_counter() - started < 30
+    # built once in the parent, so no worker printed its own traceback
+    assert "Traceback" not in proc.stderr and "initializer" not in proc.stderr
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_worker_death_fails_the_match_promptly(how):
+    started = time.perf_counter()
+    proc = run_match_script(f"""
+        from dying_net import DyingNet
+        duplicate_match("raw", "random", deals, seed=0, workers=2, progress=False,
+                        agent_kwargs={{"raw": {{"model": DyingNet({how!r})}}}})
+        print("finished")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "finished" not in proc.stdout
+    assert "raised BrokenProcessPool: " in proc.stdout and "worker process died" in proc.stdout
+    assert "raw vs random" in proc.stdout
+    assert time.perf_counter() - started < 30
+
+
+def test_worker_error_propagates_with_its_own_message():
+    # An ordinary exception in a worker (an unreadable file only the worker sees, say) comes
+    # back to the parent as itself; the match does not go on playing the other chunks.
+    proc = run_match_script("""
+        import pathlib, tempfile
+        from scrofazero.eval import arena
+        from scrofazero.nn.checkpoint import save_checkpoint
+        from scrofazero.nn.network import PolicyValueNet
+        folder = pathlib.Path(tempfile.mkdtemp())
+        save_checkpoint(folder, model=PolicyValueNet(hidden=(8,), num_blocks=1),
+                        optimizer=None, step=1, config={})
+        ckpt = folder / "latest.pt"
+        build = arena._build_agents
+        def build_then_truncate(*args):
+            agents = build(*args)
+            ckpt.write_bytes(b"")  # the workers, which build after the parent, see an empty file
+            return agents
+        arena._build_agents = build_then_truncate
+        duplicate_match("raw", "random", deals, seed=0, workers=2, progress=False,
+                        agent_kwargs={"raw": {"checkpoint": str(ckpt)}})
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "raised CheckpointError: " in proc.stdout and "latest.pt" in proc.stdout
+
+
+def test_worker_error_stops_the_busy_workers(tmp_path):
+    # One worker's error ends the match at once: the other workers, stuck in long chunks, are
+    # stopped rather than waited for.
+    marker = tmp_path / "first_call"
+    started = time.perf_counter()
+    proc = run_match_script(f"""
+        from dying_net import FirstCallFails
+        duplicate_match("raw", "random", deals, seed=0, workers=2, progress=False,
+                        agent_kwargs={{"raw": {{"model": FirstCallFails({str(marker)!r})}}}})
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "raised ValueError: first call fails" in proc.stdout
+    assert marker.exists() and time.perf_counter() - started < 30

@@ -2,9 +2,10 @@
 
 Invariants: mode=track writes accuracy, per_file and predictions for the given recordings, with
 the tracker above plain counting and the looser count (known cards included) above the strict
-one; a slip in a user's transcript is reported with file and line and the rest still scored;
-mode=match writes a table per table size with win counts that add up and a 95% interval around
-the win rate; bad players, modes and game counts fail with a message naming them.
+one; a file without predictions has a null (never NaN) accuracy, and no predictions at all is
+an error naming the files; a slip in a user's transcript is reported with file and line and the
+rest still scored; mode=match writes a table per table size with win counts that add up and a
+95% interval around the win rate; bad players, modes and game counts fail with a message naming them.
 """
 
 import json
@@ -66,3 +67,41 @@ def test_bad_input():
     assert proc.returncode != 0 and "track" in proc.stderr
     proc = run_cli("mode=match", "players=[logic,random]", "game.games=0")
     assert proc.returncode != 0 and "games" in proc.stderr
+
+
+def _recording_head(tmp_path, name, events):
+    """The 6-player recording cut after its deal line and `events` events (no score line)."""
+    lines = next(p for p in recording_paths() if "1527" in p.name).read_text().splitlines()
+    path = tmp_path / name
+    path.write_text("\n".join(lines[: 1 + events]) + "\n")
+    return path
+
+
+def _no_nan(text):
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the JSON output")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_track_without_predictions_is_an_error_naming_the_file(tmp_path):
+    empty = _recording_head(tmp_path, "header_only.txt", 0)
+    out = tmp_path / "t.json"
+    proc = run_cli("mode=track", f"game.transcripts=[{empty}]", f"out={out}")
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "no predictions" in proc.stderr and str(empty) in proc.stderr, proc.stderr[-2000:]
+    assert not out.exists()
+
+
+def test_track_file_without_predictions_has_null_accuracy(tmp_path):
+    short = _recording_head(tmp_path, "short.txt", 4)
+    empty = _recording_head(tmp_path, "header_only.txt", 0)
+    out = tmp_path / "t.json"
+    proc = run_cli("mode=track", f"game.transcripts=[{short},{empty}]", f"out={out}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = _no_nan(out.read_text())
+    assert result["per_file"]["header_only.txt"]["predictions"] == 0
+    assert result["per_file"]["header_only.txt"]["accuracy"] is None
+    assert result["per_file"]["header_only.txt"]["accuracy_incl_certain"] is None
+    assert result["baseline"]["per_file"]["header_only.txt"] is None
+    assert result["per_file"]["short.txt"]["predictions"] > 0
+    assert 0 <= result["accuracy"] <= 1 and 0 <= result["baseline"]["accuracy"] <= 1

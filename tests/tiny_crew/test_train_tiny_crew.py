@@ -4,11 +4,14 @@ Invariants: both methods train with exact evaluations logged to eval.jsonl and t
 write policy.npz, which evaluate.py reads back to the same exact win rate and improves by best
 responses (never lowering it); an existing run is
 not overwritten; a run stopped and resumed ends with exactly the policy of an uninterrupted run;
-resuming a missing or mismatched run is refused; a damaged policy file is reported with its name;
-save/load round-trips.
+resuming a missing or mismatched run is refused; the trainer file holds only arrays and JSON, so
+a crafted one (a pickle, an object array) or a damaged one is refused by name without running
+anything; a damaged policy file is reported with its name; save/load round-trips.
 """
 
+import builtins
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +21,7 @@ import pytest
 
 from scrofazero.tiny_crew.exact import TabularPolicy
 from scrofazero.tiny_crew.policy_file import load_policy, save_policy
+from scrofazero.tiny_crew.train import TRAINER_FILE, _start_or_resume
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,8 +85,84 @@ def test_resume_equals_uninterrupted(method, tmp_path):
     iterations = [json.loads(x)["iterations"] for x in
                   (tmp_path / "ck" / "split" / "eval.jsonl").read_text().splitlines()]
     assert iterations == [4, 8]
+    assert [p.name for p in (tmp_path / "ck" / "split").glob("trainer.*")] == ["trainer.npz"]
     proc = run("train.py", *common, "run=split", "game.iterations=8", "resume=true",
                "game.t2=2")
     assert proc.returncode != 0 and "different run" in proc.stderr
     proc = run("train.py", *common, "run=nothing", "resume=true")
     assert proc.returncode != 0 and "does not exist" in proc.stderr
+
+
+class _Payload:
+    """Unpickling this creates `marker`: proof that loading ran code from the file."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return builtins.open, (self.marker, "w")
+
+
+RUN_META = {"method": "cfr", "setting": {}, "deal_stride": 1, "seed": 0}
+
+
+def _resume(run_dir):
+    restored = []
+    learner = {"restore": lambda *args: restored.append(args)}
+    try:
+        return _start_or_resume(run_dir, True, RUN_META, learner)
+    finally:
+        assert not restored, "a refused file reached the learner"
+
+
+def _crafted(kind, path, marker):
+    info = np.array(json.dumps({"format": "scrofazero tiny_crew trainer", "version": 1,
+                                "meta": RUN_META, "iterations": 4, "seconds": 1.0,
+                                "learner": {}}))
+    if kind == "pickle":  # a pickle payload under the trainer file's name
+        path.write_bytes(pickle.dumps({"meta": RUN_META, "x": _Payload(marker)}))
+    elif kind == "object_array":  # a valid npz whose member is a pickled object array
+        np.savez(path, info=info, regret=np.array([_Payload(marker)], dtype=object))
+    elif kind == "object_info":
+        np.savez(path, info=np.array([_Payload(marker)], dtype=object))
+    elif kind == "truncated":
+        np.savez(path, info=info, regret=np.zeros((3, 12)))
+        path.write_bytes(path.read_bytes()[:100])
+    elif kind == "not_json":
+        np.savez(path, info=np.array("{meta: 1"))
+    elif kind == "no_info":
+        np.savez(path, regret=np.zeros((3, 12)))
+
+
+def _load_trusting(path):
+    if path.read_bytes().startswith(b"PK"):  # a zip: numpy's npz
+        with np.load(path, allow_pickle=True) as data:
+            [data[name] for name in data.files]
+    else:
+        with open(path, "rb") as f:
+            pickle.load(f)
+
+
+@pytest.mark.parametrize("kind", ["pickle", "object_array", "object_info", "truncated",
+                                  "not_json", "no_info"])
+def test_crafted_or_damaged_trainer_file_is_refused_without_running_code(kind, tmp_path):
+    run_dir, marker = tmp_path / "run", tmp_path / "code_ran"
+    run_dir.mkdir()
+    path = run_dir / TRAINER_FILE
+    _crafted(kind, path, marker)
+    if kind in ("pickle", "object_array", "object_info"):
+        _load_trusting(path)  # the payload is live: a loader that unpickles runs it
+        assert marker.exists()
+        marker.unlink()
+    with pytest.raises(ValueError, match=str(path)):
+        _resume(run_dir)
+    assert not marker.exists()
+
+
+def test_old_pickle_trainer_file_is_not_read(tmp_path):
+    run_dir, marker = tmp_path / "run", tmp_path / "code_ran"
+    run_dir.mkdir()
+    (run_dir / "trainer.pkl").write_bytes(pickle.dumps(_Payload(marker)))
+    with pytest.raises(ValueError, match="trainer.pkl.*no longer read"):
+        _resume(run_dir)
+    assert not marker.exists()

@@ -124,7 +124,14 @@ def parse_transcript(source: Union[str, os.PathLike], *, tolerant: bool = False,
     deal without 6 or 8 distinct players still raises, as nothing can be read without it)."""
     if isinstance(source, os.PathLike) or ("\n" not in source and ":{" not in source):
         path = path or str(source)
-        text = Path(source).read_text()
+        raw = Path(source).read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            # fatal in both modes (nothing can be read), named by file and line
+            line = raw.count(b"\n", 0, err.start) + 1
+            raise TranscriptError(path, line, f"not a text file (not UTF-8: byte "
+                                  f"0x{raw[err.start]:02x} at offset {err.start})") from None
     else:
         text = source
     rows = [(i, raw.strip()) for i, raw in enumerate(text.splitlines(), start=1) if raw.strip()]

@@ -75,9 +75,16 @@ def load_deals(path: str | os.PathLike | None = None, limit: int | None = None) 
     """
     path = Path(path) if path is not None else DEFAULT_DEALS_FILE
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as err:
         raise DealError(f"{path}: cannot read deal file: {err.strerror or err}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        # a bare UnicodeDecodeError names neither the file nor where the bad byte is
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise DealError(f"{path}:{line}: not a text file (not UTF-8: byte 0x{raw[err.start]:02x} "
+                        f"at offset {err.start})") from None
     deals = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()

@@ -121,8 +121,12 @@ class GongzhuState:
         return state
 
     def _start(self, hands: list[int], leader: int) -> None:
-        if leader not in (0, 1, 2, 3):
-            raise ValueError(f"leader must be a seat 0..3, got {leader!r}")
+        # A membership test alone would take 1.0 or True (both == 1) and then store a float or
+        # bool as a seat; numpy integers (from seeded arrays of leaders) are fine.
+        if (isinstance(leader, bool) or not isinstance(leader, (int, np.integer))
+                or not 0 <= leader < 4):
+            raise ValueError(f"leader must be an integer seat 0..3, got {leader!r}")
+        leader = int(leader)
         self.hands = hands
         self.first_leader = leader
         self.leader = leader

@@ -6,7 +6,8 @@ passes strictly except for the one known slip, and tolerant replay never crashes
 the recorded score under both the recordings' and the standard rules; each replay step gives
 the true holder of every card and the event as applied. Every kind of slip in a small
 hand-written game makes strict mode name the file and line, and tolerant mode record what it
-changed and keep going. Engine games survive engine -> transcript -> text -> parse -> replay.
+changed and keep going; a binary (not UTF-8) file is refused in both modes by file and line.
+Engine games survive engine -> transcript -> text -> parse -> replay.
 """
 
 import random
@@ -185,6 +186,18 @@ def test_missing_score_line(tmp_path):
     transcript = parse_transcript(path, tolerant=True)
     assert transcript.final_score is None and len(transcript.events) == 12
     assert replay(transcript).state.score == (5, 3)
+
+
+@pytest.mark.parametrize("tolerant", [False, True])
+def test_binary_file_is_named(tmp_path, tolerant):
+    path = tmp_path / "game.bin"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    with pytest.raises(TranscriptError, match=r"game\.bin:1: not a text file \(not UTF-8") as info:
+        parse_transcript(path, tolerant=tolerant)
+    assert info.value.path == str(path) and info.value.line == 1
+    path.write_bytes(game_text().encode().replace(b"\n", b"\n\xff", 1))  # line 2 starts 0xff
+    with pytest.raises(TranscriptError, match=r"game\.bin:2: not a text file"):
+        parse_transcript(path, tolerant=tolerant)
 
 
 def test_deal_slips():

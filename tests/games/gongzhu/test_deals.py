@@ -1,7 +1,7 @@
 """Deals: random deals, deal lines, deal files and rotation.
 
 Invariants: a deal is a permutation of the 52 cards, the same seed gives the same deal; the
-shipped standard file has 1024 valid deals; malformed lines name the file and line number;
+shipped standard file has 1024 valid deals; malformed lines, and a binary (not UTF-8) file, name the file and line number;
 missing or repeated cards are named; rotation moves seat i's hand to seat i+1.
 """
 
@@ -70,6 +70,18 @@ def test_missing_and_empty_files(tmp_path):
     (tmp_path / "empty.txt").write_text("# nothing\n")
     with pytest.raises(DealError, match="no deals"):
         load_deals(tmp_path / "empty.txt")
+
+
+def test_binary_file_is_named(tmp_path):
+    path = tmp_path / "deals.bin"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    with pytest.raises(DealError, match=r"deals\.bin:1: not a text file \(not UTF-8"):
+        load_deals(path)
+    # a bad byte further down names its line
+    line = format_deal(random_deal(0))
+    path.write_bytes(f"# deals\n{line}\n".encode() + b"\xff\n")
+    with pytest.raises(DealError, match=r"deals\.bin:3: not a text file"):
+        load_deals(path)
 
 
 def test_rotation_and_hands():

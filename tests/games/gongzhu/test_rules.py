@@ -3,7 +3,7 @@
 Invariants: random-play conformance over many seeds (legal set never empty before the end,
 cards conserved, each seat plays once per trick, follow-suit respected, the same seed gives the
 same game); the highest card of the led suit wins and leads next; scripted deals with known
-scores; the leader parameter; bad moves raise and leave the state unchanged; the information
+scores; the leader parameter (an integer seat: not 1.0 or True); bad moves raise and leave the state unchanged; the information
 view hides other hands and records voids; clone independence; from_view rebuilds the state.
 """
 
@@ -82,6 +82,21 @@ def test_leader_parameter():
     assert state.current_player == 2
     with pytest.raises(ValueError, match="leader"):
         GongzhuState(seed=0, leader=4)
+
+
+@pytest.mark.parametrize("bad", [1.0, True, False, -1, 4, "1", None, np.float64(2)])
+def test_leader_must_be_an_integer_seat(bad):
+    # 1.0 == 1 and True == 1, so a membership test alone would accept them
+    with pytest.raises(ValueError, match="leader"):
+        GongzhuState(seed=0, leader=bad)
+    with pytest.raises(ValueError, match="leader"):
+        GongzhuState.from_hands(hands_of(random_deal(0)), leader=bad)
+
+
+def test_numpy_integer_leader_is_a_plain_int():
+    state = GongzhuState(seed=0, leader=np.int64(3))
+    assert state.current_player == 3 and type(state.leader) is int
+    assert type(state.first_leader) is int
 
 
 def deal_from_hands(*hands):
