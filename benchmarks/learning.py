@@ -94,6 +94,7 @@ def plot(result: dict, path: Path) -> None:
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     by_minutes.set_xscale("symlog", linthresh=10)
+    by_minutes.set_xlim(left=0)
     by_games.set_ylabel("raw-network WPG vs two Mr. Greeds")
     by_games.legend(loc="lower right")
     fig.suptitle("Learning speed of the raw network (1-ply value search over 5 sampled deals)")

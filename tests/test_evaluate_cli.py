@@ -204,3 +204,15 @@ def test_player_settings_are_named(setting, value, players, message):
         _agent_kwargs(cfg, players, 2)
     # the settings of a player who does not play are not checked
     assert _agent_kwargs(cfg, ["random", "if"], 2) == ({}, None)
+
+
+def test_shipped_model_is_measured_when_no_run_exists(tmp_path):
+    """A fresh clone has no checkpoints/: evaluate.py --wpg measures models/scrofazero.pt."""
+    shipped = ROOT / "models" / "scrofazero.pt"
+    assert shipped.is_file() and (ROOT / "models" / "scrofazero.md").is_file()
+    out = tmp_path / "w.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=raw",
+                           "deals=1", "workers=1", "progress=false", f"out={out}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(out.read_text())["checkpoint"] == str(shipped)

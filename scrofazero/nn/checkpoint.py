@@ -93,6 +93,21 @@ def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def _payload(model, optimizer, step: int, config: dict, extra: dict | None) -> dict:
+    """What a checkpoint file holds (format, versions, the model and its shape, the rest)."""
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "encoding_version": _encoding_version(),
+        "model_config": model.config(),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "step": int(step),
+        "config": config,
+        "extra": _pack(extra) if extra is not None else {},
+    }
+
+
 def save_checkpoint(
     run_dir,
     *,
@@ -114,17 +129,7 @@ def save_checkpoint(
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "encoding_version": _encoding_version(),
-        "model_config": model.config(),
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict() if optimizer is not None else None,
-        "step": int(step),
-        "config": config,
-        "extra": _pack(extra) if extra is not None else {},
-    }
+    payload = _payload(model, optimizer, step, config, extra)
     snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
     _atomic_save(payload, snapshot)
     if before_latest is not None:
@@ -141,18 +146,7 @@ def save_model_file(path, model, step: int = 0) -> Path:
     """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
     what load_model needs, e.g. for the players of a periodic evaluation."""
     path = Path(path)
-    payload = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "encoding_version": _encoding_version(),
-        "model_config": model.config(),
-        "model": model.state_dict(),
-        "optimizer": None,
-        "step": int(step),
-        "config": {},
-        "extra": {},
-    }
-    _atomic_save(payload, path)
+    _atomic_save(_payload(model, None, step, {}, None), path)
     return path
 
 
