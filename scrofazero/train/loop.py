@@ -245,7 +245,7 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
     return mcts
 
 
-def _open_run(cfg: DictConfig, lock: RunLock) -> Run:
+def _open_run(cfg: DictConfig) -> Run:
     """The run of cfg, fresh or restored from its latest checkpoint (resume=true); the caller
     holds the folder's lock."""
     if cfg.train.threads > 0:
@@ -290,7 +290,7 @@ def run_training(cfg: DictConfig) -> Run:
                 print(f"note: {run_dir} was left locked by process {lock.stale}, which is gone; "
                       "taking it over")
             remove_stale_temps(run_dir)  # temp files of writes a kill interrupted
-            run = _open_run(cfg, lock)
+            run = _open_run(cfg)
             _train(run, mcts)
         except BaseException:
             if run is None or (not cfg.resume and run.step == 0):
