@@ -1,14 +1,15 @@
 """Learning speed: raw-network WPG against two Mr. Greeds at fixed self-play game counts.
 
     python benchmarks/learning.py --run NAME [--preset cpu] [--games 2560,5120,10240,20480,40960]
-        [--deals 256] [--json PATH] [--png PATH] [-- train.py overrides ...]
+        [--deals 256] [--json PATH] [--png PATH] [--compare JSON ...] [-- train.py overrides ...]
 
 Trains `python train.py experiment=PRESET run=NAME` (resuming the run when it exists) until the
 largest game count, keeping a copy of the network at each count (train.milestone_games), then
 measures each copy as the paper's benchmark does: the raw network with a 1-ply value search over
 5 uniform deals (`evaluate.py --wpg player=raw`) on the first --deals standard deals x 2.
 Writes JSON {"preset", "run", "games", "minutes", "wpg", "stderr", "deals", "overrides",
-"original"} and a PNG of WPG against games and against training minutes, with the original's
+"original", "warm_start"} (warm_start: the summary of train.warm_start, whose time the minutes
+include and whose Greed games the game counts do not, or null) and a PNG of WPG against games and against training minutes, with the original's
 logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
 about 0 at ~92k games after 17 GPU-hours).
 """
@@ -51,12 +52,14 @@ def train(args, overrides: list[str]) -> Path:
 
 def measure(args, run_dir: Path) -> dict:
     """Raw WPG and training minutes of every kept copy games_<N>.pt, N in 0 and args.games."""
-    rows = {"games": [], "minutes": [], "wpg": [], "stderr": []}
+    rows = {"games": [], "minutes": [], "wpg": [], "stderr": [], "warm_start": None}
     for games in [0, *args.games]:
         path = run_dir / f"games_{games}.pt"
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: the run did not reach {games} games")
         extra = load_checkpoint(path)["extra"]
+        if games == 0 and extra.get("warm_start"):  # Greed games imitated before self-play
+            rows["warm_start"] = extra["warm_start"]
         out = run_dir / f"wpg_raw_games_{games}_deals_{args.deals}.json"
         if not out.is_file():  # measured once; a resumed benchmark reuses it
             subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=raw",
@@ -74,14 +77,16 @@ def measure(args, run_dir: Path) -> dict:
     return rows
 
 
-def plot(result: dict, path: Path) -> None:
+def plot(result: dict, path: Path, others: list[dict] = ()) -> None:
+    """WPG against games and against training minutes: this run, `others` (earlier results of
+    this benchmark, drawn beside it under their run names) and the original's curve."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (by_games, by_minutes) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    label = f"ours ({result['preset']}, {result['deals']} deals x 2)"
+    label = f"ours: {result['run']} ({result['deals']} deals x 2)"
     for ax, x, orig_x, xlabel in (
             (by_games, result["games"], ORIGINAL["games"], "self-play games"),
             (by_minutes, result["minutes"],
@@ -89,6 +94,11 @@ def plot(result: dict, path: Path) -> None:
              "training minutes (ours: this CPU; original: one GPU)")):
         yerr = [0.0 if e is None else e for e in result["stderr"]]
         ax.errorbar(x, result["wpg"], yerr=yerr, marker="o", capsize=3, label=label)
+        for other in others:
+            ox = other["games"] if ax is by_games else other["minutes"]
+            oerr = [0.0 if e is None else e for e in other["stderr"]]
+            ax.errorbar(ox, other["wpg"], yerr=oerr, marker=".", capsize=2, alpha=0.7,
+                        label=f"ours: {other['run']}")
         ax.plot(orig_x, ORIGINAL["wpg"], marker="s", linestyle="--", label="original ScrofaZero")
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xlabel(xlabel)
@@ -122,6 +132,8 @@ def main() -> None:
     parser.add_argument("--png", type=Path, help="write the plot here")
     parser.add_argument("--measure-only", action="store_true",
                         help="do not train; measure the copies the run already has")
+    parser.add_argument("--compare", type=Path, action="append", default=[],
+                        help="JSON result of an earlier run to draw beside this one (repeatable)")
     parser.add_argument("overrides", nargs="*", help="train.py overrides, e.g. model=medium")
     args = parser.parse_args()
     if any(g % args.games_per_batch for g in args.games):
@@ -133,7 +145,7 @@ def main() -> None:
     if args.json:
         print(f"wrote {write_json_atomic(args.json, result)}")
     if args.png:
-        plot(result, args.png)
+        plot(result, args.png, [json.loads(p.read_text()) for p in args.compare])
         print(f"wrote {args.png}")
 
 

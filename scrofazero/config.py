@@ -15,6 +15,7 @@ from typing import Any, Optional
 from scrofazero.sampling.iec import IECConfig
 from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.warm_start import WarmStartConfig
 
 
 @dataclass
@@ -57,6 +58,7 @@ class TrainConfig:
     seed: int = 0  # seeds self-play deals, search and minibatch order
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: int = 0  # torch CPU threads (0: torch's default)
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)  # imitate Mr. Greed's games before self-play (games=0: off)
 
 
 @dataclass

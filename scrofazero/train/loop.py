@@ -34,11 +34,12 @@ from scrofazero.nn.checkpoint import (
 )
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
+from scrofazero.run_lock import RunLock
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
-from scrofazero.run_lock import RunLock
 from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay
+from scrofazero.train.warm_start import check_warm_start, warm_start
 
 
 def pick_device(name: str) -> torch.device:
@@ -68,6 +69,7 @@ class Run:
         self.games = 0
         self.train_seconds = 0.0  # self-play + learning, evaluation excluded
         self.evals: list[dict] = []
+        self.warm_start: dict | None = None  # summary of the Greed warm start, if one was made
 
     def save(self, milestones: list[str] = ()) -> Path:
         """Checkpoint the run; copies of it named `milestones` are made before latest.pt moves
@@ -78,6 +80,7 @@ class Run:
             "rng_state": self.rng.bit_generator.state,
             "replay": [asdict(r) for r in self.replay.batches],
             "evals": self.evals,
+            "warm_start": self.warm_start,
         }
         return save_checkpoint(
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
@@ -104,6 +107,7 @@ class Run:
         for rec in extra.get("replay", []):
             self.replay.add(SelfPlayRecords(**rec))
         self.evals = list(extra.get("evals", []))
+        self.warm_start = extra.get("warm_start")
 
 
 def _learn(run: Run) -> dict:
@@ -175,6 +179,30 @@ def _keep_milestones(run: Run, path: Path, names: list[str]) -> None:
         copy_atomic(path, run.dir / name)
 
 
+def _warm_start(run: Run, writer) -> None:
+    """Fit the fresh network to Mr. Greed's games (train/warm_start.py); its time counts as
+    training time and its losses go to tensorboard under warm_start/ by epoch."""
+    t = run.cfg.train
+    ws = OmegaConf.to_object(t.warm_start)
+    if run.cfg.progress:
+        print(f"warm start: {ws.games} Mr. Greed games, then {ws.epochs} epochs of fitting",
+              flush=True)
+    started = time.perf_counter()
+    # Its own random stream, so self-play's deals are those of the same run without it.
+    rng = np.random.default_rng([t.seed, 1])
+    summary = warm_start(run.model, ws, rng, run.device, value_unit=t.value_unit,
+                         value_loss=t.value_loss)
+    run.train_seconds += time.perf_counter() - started
+    run.warm_start = summary
+    for epoch, metrics in enumerate(summary["epochs"], start=1):
+        for key, value in metrics.items():
+            writer.add_scalar(f"warm_start/{key.split('/')[-1]}", value, epoch)
+    if run.cfg.progress:
+        last = summary["epochs"][-1]
+        print(f"warm start done in {(time.perf_counter() - started) / 60:.1f} min: policy "
+              f"{last['loss/policy']:.3f}, value {last['loss/value']:.1f}", flush=True)
+
+
 def _should_stop(run: Run) -> bool:
     t = run.cfg.train
     if t.max_batches is not None and run.step >= t.max_batches:
@@ -240,6 +268,7 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
     for key in ("max_batches", "max_minutes"):
         if t[key] is not None and t[key] < 0:
             raise ValueError(f"train.{key}={t[key]}: must be >= 0")
+    check_warm_start(OmegaConf.to_object(t.warm_start), "train.warm_start")
     mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
     check_search(mcts, "search")
     return mcts
@@ -309,6 +338,8 @@ def _train(run: Run, mcts: MCTSConfig) -> None:
     evaluator = NetworkEvaluator(run.model, device=run.device)
     run.model.eval()
     if run.step == 0 and not (run.dir / "latest.pt").is_file():
+        if t.warm_start.games > 0:
+            _warm_start(run, writer)
         if eval_deals is not None:
             _log_eval(run, writer, _evaluate(run, eval_deals))
         writer.flush()

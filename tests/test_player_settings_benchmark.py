@@ -1,0 +1,49 @@
+"""benchmarks/player_settings.py end to end on two deals, and its paired statistics.
+
+Invariants: every setting plays the same deals with the same seed; the baseline's gain over
+itself is exactly 0; each other row's gain is the difference of the two WPGs (paired per-deal
+differences average to the difference of the means) with a standard error computed from the
+per-deal differences; a rerun reuses the measurements.
+"""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from player_settings import paired  # noqa: E402
+
+
+def test_paired_statistics_by_hand():
+    mean, se = paired([3.0, 5.0, 10.0], [1.0, 1.0, 1.0])  # differences 2, 4, 9
+    assert mean == pytest.approx(5.0)
+    assert se == pytest.approx(math.sqrt(((9 + 1 + 16) / 2) / 3))
+
+
+def test_player_settings_tiny(tmp_path):
+    out = tmp_path / "settings.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "player_settings.py"),
+           "--checkpoint", str(ROOT / "models" / "scrofazero.pt"), "--deals", "2",
+           "--only", "no_iec", "--out-dir", str(tmp_path / "runs"), "--json", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["name"] for r in rows] == ["paper", "no_iec"]
+    assert rows[0]["gain"] == 0.0
+    assert rows[1]["gain"] == pytest.approx(rows[1]["wpg"] - rows[0]["wpg"])
+    per_run = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*.json")}
+    assert per_run["no_iec"]["settings"]["weighting"]["enabled"] is False
+    assert per_run["paper"]["settings"]["weighting"]["enabled"] is True
+    assert per_run["no_iec"]["seed"] == per_run["paper"]["seed"]
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*.json")}
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
