@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import EvaluateConfig, GameConfig, ModelConfig, TrainConfig, TrainRootConfig
@@ -21,6 +22,7 @@ from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
 from scrofazero.fish.config import FishConfig
 from scrofazero.fish.report import run_fish
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.serve.config import PlayConfig
 from scrofazero.tiny_crew.config import TinyCrewConfig
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
@@ -54,6 +56,7 @@ def register_configs() -> None:
     store = ConfigStore.instance()
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="train_schema", node=TrainRootConfig)
+    store.store(name="play_schema", node=PlayConfig)
     for name, entry in GAMES.items():
         store.store(group="game", name=f"{name}_schema", node=entry.schema)
     store.store(group="model", name="model_schema", node=ModelConfig)
@@ -87,6 +90,20 @@ def train(cfg):
 def evaluate(cfg) -> dict:
     """evaluate.py: the game's evaluation runner; the result is written to cfg.out as JSON."""
     return reported(_evaluate, cfg)
+
+
+def play(cfg) -> None:
+    """play.py: serve tables to people and bots (needs the `[play]` extra)."""
+    reported(_play, cfg)
+
+
+def _play(cfg) -> None:
+    try:
+        from scrofazero.serve.app import serve
+    except ImportError as err:
+        raise ValueError(f"python play.py needs the web extra: pip install -e '.[play]' "
+                         f"({err})") from None
+    serve(OmegaConf.to_object(cfg))
 
 
 def _train(cfg):

@@ -8,7 +8,10 @@ deals, games and seconds_per_game; `--matrix` takes the network players and prin
 intransitivity epsilon; mode=belief writes the belief diagnostic; without checkpoint=PATH the
 newest checkpoints/*/latest.pt is used, and a missing one is named. With several workers a
 player that cannot be built (an empty checkpoint, greed_samples=0) ends the run within seconds
-with a non-zero exit and a message naming the file or the setting.
+with a non-zero exit and a message naming the file or the setting. game=tiny_crew writes its
+exact report (computed in-process through entry.evaluate, what evaluate.py calls: a fresh
+process would spend most of its time compiling the numba core) and evaluate.py refuses an
+unknown leader rule.
 """
 
 import json
@@ -19,8 +22,10 @@ from pathlib import Path
 
 import pytest
 from bounded_run import run_bounded
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from scrofazero import entry
 from scrofazero.config import EvaluateConfig
 from scrofazero.eval.driver import _agent_kwargs
 
@@ -157,9 +162,13 @@ def test_find_checkpoint(tmp_path):
 
 def test_tiny_crew_report(tmp_path):
     out = tmp_path / "t.json"
-    proc = run_cli("game=tiny_crew", "game.deal_stride=350", "game.improve_rounds=1",
-                   "game.crossplay=true", f"out={out}")
-    assert proc.returncode == 0, proc.stderr
+    # the config `python evaluate.py <these overrides> progress=false workers=1` runs with
+    entry.register_configs()
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        cfg = compose(config_name="evaluate", overrides=[
+            "game=tiny_crew", "game.deal_stride=350", "game.improve_rounds=1",
+            "game.crossplay=true", f"out={out}", "progress=false", "workers=1"])
+    entry.evaluate(cfg)
     result = json.loads(out.read_text())
     assert result["deals"] == 99 and result["cfr"] is None and result["mccfr"] is None
     assert 0 <= result["random"] < result["search"] <= result["open_hand_bound"] <= 1

@@ -34,6 +34,7 @@ LAYERS = [
     ("scrofazero.openspiel", 8),
     ("scrofazero.tiny_crew", 9),
     ("scrofazero.fish", 9),
+    ("scrofazero.serve", 9),  # the table server (play.py)
     ("scrofazero.entry", 10),  # the entry points' table
 ]
 GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "scrofazero.agents",
@@ -41,7 +42,8 @@ GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "s
 SIDE_GAMES = ("scrofazero.tiny_crew", "scrofazero.fish", "scrofazero.games.tiny_crew",
               "scrofazero.games.fish")
 # Imports allowed inside functions: the optional open-spiel extra and what needs it.
-LAZY_OK = ("pyspiel", "open_spiel", "scrofazero.openspiel", "scrofazero.tiny_crew.mccfr")
+LAZY_OK = ("pyspiel", "open_spiel", "scrofazero.openspiel", "scrofazero.tiny_crew.mccfr",
+           "scrofazero.serve.app")  # ^ and the web server of the optional [play] extra
 
 
 def _within(name: str, prefix: str) -> bool:

@@ -7,6 +7,12 @@ not overwritten; a run stopped and resumed ends with exactly the policy of an un
 resuming a missing or mismatched run is refused; the trainer file holds only arrays and JSON, so
 a crafted one (a pickle, an object array) or a damaged one is refused by name without running
 anything; a damaged policy file is reported with its name; save/load round-trips.
+
+Speed: each train.py / evaluate.py process compiles the numba core again (some 15-20 s), so
+most runs here go in-process through scrofazero.entry.train / entry.evaluate (what the two
+scripts call) with the config hydra composes from configs/ for the same overrides; the command
+line itself runs where it matters: the resumed half of a run is a fresh `train.py` process
+(nothing but the files carries over), and refusing to overwrite a run is checked on `train.py`.
 """
 
 import builtins
@@ -18,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hydra import compose, initialize_config_dir
 
+from scrofazero import entry
 from scrofazero.tiny_crew.exact import TabularPolicy
 from scrofazero.tiny_crew.policy_file import load_policy, save_policy
 from scrofazero.tiny_crew.train import TRAINER_FILE, _start_or_resume
@@ -31,29 +39,58 @@ def run(script, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.fixture(autouse=True)
+def _numpy_global_random_state():
+    """In-process mccfr training seeds numpy's global generator (OpenSpiel's sampler draws from
+    it): give the tests after these their state back."""
+    state = np.random.get_state()
+    yield
+    np.random.set_state(state)
+
+
+def config(name, *overrides):
+    """The config `python {name}.py *overrides progress=false` runs with: hydra's compose of
+    configs/{name}.yaml, the schemas registered as the scripts register them."""
+    entry.register_configs()
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        return compose(config_name=name, overrides=[*overrides, "progress=false"])
+
+
+def refused(job, cfg, capsys, monkeypatch):
+    """stderr of `job(cfg)` (entry.train or entry.evaluate), which must end as the scripts end
+    on a user error: one line on stderr and exit status 2."""
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # it would raise instead
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        job(cfg)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
 @pytest.mark.parametrize("method", ["cfr", "mccfr"])
 def test_train_then_evaluate(method, tmp_path):
     args = ("game=tiny_crew", f"game.method={method}", "game.iterations=12",
             "game.eval_every=6", "game.deal_stride=350", "run=r",
             f"checkpoint_dir={tmp_path / 'ck'}", f"log_dir={tmp_path / 'runs'}")
-    proc = run("train.py", *args)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    entry.train(config("train", *args))
     evals = [json.loads(x) for x in (tmp_path / "ck" / "r" / "eval.jsonl").read_text().splitlines()]
     assert [e["iterations"] for e in evals] == [6, 12]
     assert list((tmp_path / "runs" / "r").glob("events.out.tfevents.*"))
     out = tmp_path / "e.json"
-    proc = run("evaluate.py", "game=tiny_crew", "game.deal_stride=350", "game.improve_rounds=1",
-               f"game.{method}_policy={tmp_path / 'ck' / 'r' / 'policy.npz'}",
-               "game.improve_learned=1", f"out={out}")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    entry.evaluate(config("evaluate", "game=tiny_crew", "game.deal_stride=350",
+                          "game.improve_rounds=1",
+                          f"game.{method}_policy={tmp_path / 'ck' / 'r' / 'policy.npz'}",
+                          "game.improve_learned=1", f"out={out}"))
     result = json.loads(out.read_text())
     assert result[method] == pytest.approx(evals[-1]["win_rate"], abs=1e-6)
     # best responses only ever raise the exact win rate, and each step is logged
     steps = [s["win_rate"] for s in result[f"{method}_improvement_steps"]]
     assert result[f"{method}_improved"] == (steps[-1] if steps else result[method])
     assert steps == sorted(steps) and all(v > result[method] for v in steps)
+    policy = (tmp_path / "ck" / "r" / "policy.npz").read_bytes()
     proc = run("train.py", *args)
     assert proc.returncode != 0 and "exists" in proc.stderr
+    assert (tmp_path / "ck" / "r" / "policy.npz").read_bytes() == policy
 
 
 def test_policy_file_round_trip_and_errors(tmp_path):
@@ -71,12 +108,13 @@ def test_policy_file_round_trip_and_errors(tmp_path):
 
 
 @pytest.mark.parametrize("method", ["cfr", "mccfr"])
-def test_resume_equals_uninterrupted(method, tmp_path):
+def test_resume_equals_uninterrupted(method, tmp_path, capsys, monkeypatch):
     common = ("game=tiny_crew", f"game.method={method}", "game.eval_every=4",
               "game.deal_stride=350", f"checkpoint_dir={tmp_path / 'ck'}",
               f"log_dir={tmp_path / 'runs'}")
-    assert run("train.py", *common, "run=whole", "game.iterations=8").returncode == 0
-    assert run("train.py", *common, "run=split", "game.iterations=4").returncode == 0
+    entry.train(config("train", *common, "run=whole", "game.iterations=8"))
+    entry.train(config("train", *common, "run=split", "game.iterations=4"))
+    # the second half in a fresh process: only what the first half wrote carries over
     proc = run("train.py", *common, "run=split", "game.iterations=8", "resume=true")
     assert proc.returncode == 0, proc.stderr[-3000:]
     whole = load_policy(tmp_path / "ck" / "whole" / "policy.npz").to_arrays()
@@ -86,11 +124,12 @@ def test_resume_equals_uninterrupted(method, tmp_path):
                   (tmp_path / "ck" / "split" / "eval.jsonl").read_text().splitlines()]
     assert iterations == [4, 8]
     assert [p.name for p in (tmp_path / "ck" / "split").glob("trainer.*")] == ["trainer.npz"]
-    proc = run("train.py", *common, "run=split", "game.iterations=8", "resume=true",
-               "game.t2=2")
-    assert proc.returncode != 0 and "different run" in proc.stderr
-    proc = run("train.py", *common, "run=nothing", "resume=true")
-    assert proc.returncode != 0 and "does not exist" in proc.stderr
+    err = refused(entry.train, config("train", *common, "run=split", "game.iterations=8",
+                                      "resume=true", "game.t2=2"), capsys, monkeypatch)
+    assert "different run" in err
+    err = refused(entry.train, config("train", *common, "run=nothing", "resume=true"),
+                  capsys, monkeypatch)
+    assert "does not exist" in err
 
 
 class _Payload:

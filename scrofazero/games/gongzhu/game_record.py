@@ -1,0 +1,138 @@
+"""A played Gongzhu game as text: the standard deal line, the first leader and the move list.
+
+One game is a block of `key value` lines (a file may hold several blocks, '#' comments and blank
+lines between them):
+
+    deal H4 DJ C3 ... (52 codes; seat i is dealt codes 13i .. 13i+12, as in the deal files)
+    leader 0
+    moves SQ S2 S5 ... (the cards in the order they were played, up to 52)
+    score -100 0 50 0 (optional: each seat's pile score, checked against the replay)
+
+`replay` plays the moves on the rules engine, so a record that breaks a rule or whose stated
+score differs from the replay's is refused with the file, line and ply that fail.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from scrofazero.games.gongzhu.cards import NUM_CARDS, card_code, card_index
+from scrofazero.games.gongzhu.deals import DealError, format_deal, parse_deal_line
+from scrofazero.games.gongzhu.rules import GongzhuState
+
+KEYS = ("deal", "leader", "moves", "score")
+
+
+class GameRecordError(ValueError):
+    """A game record that cannot be read or replayed; the message says where."""
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    deal: tuple[int, ...]  # [52] card indices as dealt
+    leader: int  # first leader
+    moves: tuple[int, ...]  # cards in play order
+    score: tuple[int, ...] | None = None  # [4] pile scores as recorded, if given
+    where: str = "game record"  # file:line of the block, for messages
+
+
+def format_game(deal: Sequence[int], leader: int, moves: Sequence[int],
+                score: Sequence[int] | None = None) -> str:
+    """The text block of one game (ends with a newline)."""
+    lines = [f"deal {format_deal(deal)}", f"leader {int(leader)}",
+             "moves " + " ".join(card_code(int(c)) for c in moves)]
+    if score is not None:
+        lines.append("score " + " ".join(str(int(s)) for s in score))
+    return "\n".join(lines) + "\n"
+
+
+def _parse_block(fields: dict[str, tuple[int, str]], source: str, start: int) -> GameRecord:
+    where = f"{source}:{start}"
+    for key in ("deal", "leader", "moves"):
+        if key not in fields:
+            raise GameRecordError(f"{where}: the game has no '{key}' line")
+    line, text = fields["deal"]
+    try:
+        deal = parse_deal_line(text, where=f"{source}:{line}")
+    except DealError as err:
+        raise GameRecordError(str(err)) from None
+    line, text = fields["leader"]
+    if text not in ("0", "1", "2", "3"):
+        raise GameRecordError(f"{source}:{line}: leader must be a seat 0..3, got {text!r}")
+    line, text = fields["moves"]
+    moves = []
+    for k, code in enumerate(text.split()):
+        try:
+            moves.append(card_index(code))
+        except ValueError as err:
+            raise GameRecordError(f"{source}:{line}: move {k + 1}: {err}") from None
+    if len(moves) > NUM_CARDS:
+        raise GameRecordError(f"{source}:{line}: {len(moves)} moves, at most 52")
+    score = None
+    if "score" in fields:
+        line, text = fields["score"]
+        try:
+            score = tuple(int(s) for s in text.split())
+        except ValueError:
+            score = ()
+        if len(score) != 4:
+            raise GameRecordError(f"{source}:{line}: score needs 4 integers, got {text!r}")
+    return GameRecord(tuple(int(c) for c in deal), int(fields["leader"][1]), tuple(moves),
+                      score, where)
+
+
+def parse_games(text: str, source: str = "game record") -> list[GameRecord]:
+    """Every game block of a text; errors name `source` and the 1-based line."""
+    games, fields, start = [], {}, 0
+    for lineno, raw in enumerate(text.splitlines() + [""], start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            if fields:
+                games.append(_parse_block(fields, source, start))
+                fields = {}
+            continue
+        key, _, value = line.partition(" ")
+        if key not in KEYS:
+            raise GameRecordError(f"{source}:{lineno}: unknown key {key!r}; "
+                                  f"a game has lines {', '.join(KEYS)}")
+        if key in fields:
+            raise GameRecordError(f"{source}:{lineno}: a second '{key}' line in one game "
+                                  "(separate games by a blank line)")
+        if not fields:
+            start = lineno
+        fields[key] = (lineno, value.strip())
+    if not games:
+        raise GameRecordError(f"{source}: no game found")
+    return games
+
+
+def load_games(path: str | os.PathLike) -> list[GameRecord]:
+    """Read a file of game blocks."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GameRecordError(f"{path}: cannot read game records: {err}") from None
+    return parse_games(text, str(path))
+
+
+def replay(record: GameRecord) -> GongzhuState:
+    """The state after the record's moves. Raises GameRecordError naming the ply of an illegal
+    move, or the scores if the record states a final score the replay does not give."""
+    state = GongzhuState(list(record.deal), leader=record.leader)
+    for ply, card in enumerate(record.moves, start=1):
+        try:
+            state.apply(card)
+        except ValueError as err:
+            raise GameRecordError(f"{record.where}: move {ply} ({card_code(card)}): {err}") from None
+    if record.score is not None:
+        if not state.is_terminal():
+            raise GameRecordError(f"{record.where}: a score is stated but only "
+                                  f"{len(record.moves)} of 52 cards were played")
+        if tuple(state.pile_scores()) != record.score:
+            raise GameRecordError(f"{record.where}: stated score {list(record.score)} differs "
+                                  f"from the replay's {state.pile_scores()}")
+    return state

@@ -1,0 +1,306 @@
+"""The server's tables, the entry every client message goes through, and our bots as clients.
+
+`Hub.receive(conn, text)` is the one path for a message from any client: a WebSocket of a page
+or an outside bot, or a `BotClient` of ours, which rebuilds its view from the messages it gets
+(protocol.SeatTracker) and answers with the same JSON an outside bot sends. Agents think in a
+thread pool and records are written on one database thread, so the event loop never waits on
+either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from scrofazero.agents import make_agent
+from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
+from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
+from scrofazero.games.gongzhu.deals import load_deals, random_deal
+from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.nn.checkpoint import load_model
+from scrofazero.serve.protocol import (
+    PROTOCOL_VERSION,
+    ProtocolError,
+    SeatTracker,
+    parse_client_message,
+)
+from scrofazero.serve.records import Records, move_row
+from scrofazero.serve.table import Table, TableSettings
+
+BOT_NAMES = {"scrofazero": "ScrofaZero", "raw": "ScrofaZero (raw network)",
+             "greed": "Mr. Greed", "if": "Mr. If", "random": "Mr. Random"}
+# Belief rows of the thinking panel, most important first: the pig, the sheep, the doubler, hearts.
+BELIEF_CARDS = tuple(card_index(c) for c in ("SQ", "DJ", "C10")) + tuple(
+    sorted((c for c in SCORING_CARDS if c // 13 == 1), reverse=True))
+
+
+@dataclass
+class HubSettings:
+    checkpoint: str = "models/scrofazero.pt"  # network of the scrofazero and raw seats
+    table: TableSettings = None  # deadlines and thinking of new tables
+    bot_threads: int = 2  # threads our bots think in
+    max_tables: int = 500  # live tables kept; the oldest finished ones are dropped beyond it
+    seed: int | None = None  # seeds random deals and bots (None: fresh entropy)
+
+    def __post_init__(self):
+        if self.table is None:
+            self.table = TableSettings()
+
+
+class Hub:
+    """Tables by id, their bots, and the records database."""
+
+    def __init__(self, records: Records, settings: HubSettings):
+        self.records = records
+        self.settings = settings
+        self.tables: dict[str, Table] = {}
+        self.where: dict[object, tuple[Table, int | None]] = {}  # connection -> (table, seat)
+        self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="records")
+        self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="bots")
+        self.rng = np.random.default_rng(settings.seed)
+        self._model = None
+        self._standard = None
+        self._moves: list[tuple[dict, asyncio.Future]] = []  # waiting for the next commit
+        self._flusher: asyncio.Task | None = None
+
+    # --- shared resources ------------------------------------------------------------------
+    async def write(self, method: str, *args):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.db_thread, partial(getattr(self.records, method),
+                                                                  *args))
+
+    async def read(self, method: str, *args):
+        return await self.write(method, *args)
+
+    async def write_move(self, *fields) -> None:
+        """Record one move (Records.move_row's fields); returns once it is committed. Moves that
+        arrive while a commit runs wait for the next one and share it (a group commit)."""
+        done = asyncio.get_running_loop().create_future()
+        self._moves.append((move_row(*fields), done))
+        if self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._flush_moves())
+        await done
+
+    async def _flush_moves(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._moves:
+                batch, self._moves = self._moves, []
+                try:
+                    await loop.run_in_executor(self.db_thread, self.records.add_moves,
+                                               [row for row, _ in batch])
+                except Exception as err:  # noqa: BLE001  (handed to every waiting table)
+                    for _, done in batch:
+                        done.set_exception(err)
+                else:
+                    for _, done in batch:
+                        done.set_result(None)
+        finally:
+            self._flusher = None
+
+    def model(self):
+        if self._model is None:
+            self._model = load_model(self.settings.checkpoint)
+        return self._model
+
+    def standard_deals(self):
+        if self._standard is None:
+            self._standard = load_deals()
+        return self._standard
+
+    def make_bot(self, kind: str):
+        if kind == "scrofazero":
+            return ScrofaZeroAgent(model=self.model())
+        if kind == "raw":
+            return make_agent("raw", model=self.model())
+        return make_agent(kind)
+
+    # --- tables -----------------------------------------------------------------------------
+    async def create_table(self, msg: dict) -> tuple[Table, dict[int, str]]:
+        """A new table from a checked `create` message; returns it and the open seats' tokens."""
+        kinds = list(msg["seats"])
+        number = msg.get("deal")
+        if number is None:
+            deal = random_deal(self.rng)
+        else:
+            deals = self.standard_deals()
+            if not 0 <= number < len(deals):
+                raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
+                                                   f"0..{len(deals) - 1} or null, got {number}")
+            deal = deals[number]
+        leader = msg.get("leader", 0)
+        if any(k in ("scrofazero", "raw") for k in kinds):
+            try:
+                await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.model)
+            except (OSError, ValueError) as err:
+                raise ProtocolError("bad_message", f"the ScrofaZero seats need a network: "
+                                                   f"{err}") from None
+        settings = TableSettings(**{**vars(self.settings.table),
+                                    **({"thinking": msg["thinking"]} if "thinking" in msg else {})})
+        names = [BOT_NAMES.get(k, f"open seat {i}") for i, k in enumerate(kinds)]
+        table_id = secrets.token_hex(4)
+        while table_id in self.tables:
+            table_id = secrets.token_hex(4)
+        table = Table(table_id, deal, number, leader, kinds, names, settings, self.write,
+                      self.write_move)
+        await table.open()
+        self.tables[table_id] = table
+        self._prune()
+        seed = int(self.rng.integers(1 << 62))
+        for seat, kind in enumerate(kinds):
+            if kind != "open":
+                bot = BotClient(self, self.make_bot(kind), seed)
+                await self.receive(bot, json.dumps({"type": "join", "table": table_id,
+                                                    "seat": seat,
+                                                    "token": table.seats[seat].token}))
+        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == "open"}
+
+    def _prune(self) -> None:
+        if len(self.tables) <= self.settings.max_tables:
+            return
+        for table_id, table in list(self.tables.items()):
+            if table.status in ("finished", "abandoned") and len(self.tables) > \
+                    self.settings.max_tables:
+                del self.tables[table_id]
+                for conn in [c for c, (t, _) in self.where.items() if t is table]:
+                    del self.where[conn]
+
+    def table(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise ProtocolError("unknown_table", f"no table {table_id!r} on this server")
+        return table
+
+    # --- the one path of every client message ----------------------------------------------
+    async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
+        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
+        try:
+            msg = parse_client_message(text)
+            await self._handle(conn, msg, thinking)
+        except ProtocolError as err:
+            await conn.send(err.to_message())
+
+    async def _handle(self, conn, msg: dict, thinking: dict | None) -> None:
+        kind = msg["type"]
+        if kind == "ping":
+            await conn.send({"v": PROTOCOL_VERSION, "type": "pong"})
+        elif kind == "create":
+            table, tokens = await self.create_table(msg)
+            await conn.send({"v": PROTOCOL_VERSION, "type": "created", "table": table.id,
+                             "game_id": table.game_id, "tokens": {str(k): v for k, v in
+                                                                  tokens.items()}})
+        elif kind == "join":
+            table = self.table(msg["table"])
+            previous = self.where.get(conn)
+            self.where[conn] = (table, msg["seat"])  # a move may arrive before join returns
+            try:
+                await table.join(conn, msg["seat"], msg["token"], msg.get("name"))
+            except ProtocolError:
+                if previous is None:
+                    del self.where[conn]
+                else:
+                    self.where[conn] = previous
+                raise
+            if previous is not None and previous != (table, msg["seat"]):
+                await self._leave(conn, *previous)
+        elif kind == "watch":
+            table = self.table(msg["table"])
+            await table.watch(conn)
+            self.where.setdefault(conn, (table, None))
+        elif kind == "play":
+            table, seat = self.where.get(conn, (None, None))
+            if seat is None:
+                raise ProtocolError("not_joined", "join a seat before playing")
+            await table.play(seat, msg["card_index"], msg.get("ply"),
+                             thinking if isinstance(conn, BotClient) else None)
+
+    async def _leave(self, conn, table: Table, seat: int | None) -> None:
+        if seat is None:
+            table.observers.discard(conn)
+        else:
+            await table.leave(seat, conn)
+
+    async def disconnect(self, conn) -> None:
+        where = self.where.pop(conn, None)
+        if where is not None:
+            await self._leave(conn, *where)
+
+    async def shutdown(self) -> None:
+        for table in self.tables.values():
+            table.abandon()
+        self.bot_threads.shutdown(wait=False, cancel_futures=True)
+        self.db_thread.shutdown(wait=True)
+
+
+class BotClient:
+    """One of our players at a seat, talking the protocol like an outside bot."""
+
+    def __init__(self, hub: Hub, agent, seed: int):
+        self.hub = hub
+        self.agent = agent
+        self.seed = seed
+        self.tracker = SeatTracker()
+        self.errors: list[dict] = []
+        self.task: asyncio.Task | None = None
+
+    async def send(self, msg: dict) -> None:
+        if msg["type"] == "error":  # e.g. a move that came after its deadline's fallback
+            self.errors.append(msg)
+            return
+        self.tracker.on_message(msg)
+        if msg["type"] == "your_turn":
+            # think off the event loop; the move comes back through Hub.receive
+            self.task = asyncio.ensure_future(self._move(msg))
+
+    async def close(self, reason: str) -> None:
+        pass
+
+    async def _move(self, turn: dict) -> None:
+        view = self.tracker.view()
+        table, seat = self.hub.tables[turn["table"]], self.tracker.seat
+        rng = np.random.default_rng([self.seed, seat, turn["ply"]])
+        loop = asyncio.get_running_loop()
+        try:
+            card, thinking = await loop.run_in_executor(self.hub.bot_threads, decide, self.agent,
+                                                        view, rng)
+        except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
+            await table.bot_failed(seat, turn["ply"])
+            return
+        await self.hub.receive(self, json.dumps({"type": "play", "card": card_code(card),
+                                                 "ply": turn["ply"]}), thinking)
+
+
+def decide(agent, view: InfoView, rng: np.random.Generator) -> tuple[int, dict | None]:
+    """The agent's card and, for the ScrofaZero player, what it was thinking."""
+    if isinstance(agent, ScrofaZeroAgent):
+        agent.last = None
+    card = int(agent.act(view, rng))
+    if not isinstance(agent, ScrofaZeroAgent):
+        return card, None
+    return card, thinking_of(agent, view)
+
+
+def thinking_of(agent: ScrofaZeroAgent, view: InfoView) -> dict:
+    """Belief about the important unseen cards and the searched value of each legal card."""
+    legal = view.legal_actions()
+    decision = agent.last
+    if decision is None:  # a forced move: nothing was sampled or searched
+        return {"forced": True, "values": [{"card": card_code(c), "value": None} for c in legal],
+                "belief": [], "deals": 0, "ess": 0.0}
+    owners = decision.sample.owners  # [D, 52] seat holding each card in each searched deal
+    weights = decision.weights  # [D]
+    belief = []
+    for card in BELIEF_CARDS:
+        if view.unseen >> card & 1:
+            probs = [float(weights[owners[:, card] == s].sum()) for s in range(4)]
+            belief.append({"card": card_code(card), "p": [round(p, 4) for p in probs]})
+    values = [{"card": card_code(c), "value": round(float(v), 2) if np.isfinite(v) else None}
+              for c, v in zip(legal, decision.scores)]
+    return {"forced": False, "values": values, "belief": belief, "deals": decision.deals,
+            "ess": round(float(decision.ess), 2)}

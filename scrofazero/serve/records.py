@@ -1,0 +1,268 @@
+"""Every game kept in a database through SQLAlchemy: games, their seats, their moves with times.
+
+A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. The server writes a game
+when its table opens, each move as it is played and the result when it ends, so a restart loses
+no finished game; `Records.open` marks games a previous server left unfinished as abandoned.
+`replay_frames` and `export_text` rebuild a game on the rules engine from its moves alone.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+from scrofazero.games.gongzhu.cards import (
+    card_index,
+    mask_to_cards,
+    scoring_bits_to_cards,
+)
+from scrofazero.games.gongzhu.deals import parse_deal_line
+from scrofazero.games.gongzhu.game_record import GameRecord, format_game, replay
+from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.games.gongzhu.scoring import pile_scores
+from scrofazero.serve.protocol import card_codes
+
+STATUSES = ("waiting", "playing", "finished", "abandoned")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Game(Base):
+    __tablename__ = "games"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32), index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)  # one of STATUSES
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    deal: Mapped[str] = mapped_column(Text)  # the 52-code deal line
+    deal_number: Mapped[int | None] = mapped_column(Integer, nullable=True)  # standard deal no.
+    leader: Mapped[int] = mapped_column(Integer)
+    scores: Mapped[str | None] = mapped_column(String(64), nullable=True)  # JSON [4] pile scores
+    settings: Mapped[str] = mapped_column(Text, default="{}")  # JSON: deadlines, thinking, ...
+    seats: Mapped[list[Seat]] = relationship(back_populates="game", order_by="Seat.seat",
+                                               cascade="all, delete-orphan")
+    moves: Mapped[list[Move]] = relationship(back_populates="game", order_by="Move.ply",
+                                               cascade="all, delete-orphan")
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "seat"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))  # open (a person or an outside bot) or a bot
+    name: Mapped[str] = mapped_column(String(64))
+    game: Mapped[Game] = relationship(back_populates="seats")
+
+
+class Move(Base):
+    __tablename__ = "moves"
+    __table_args__ = (UniqueConstraint("game_id", "ply"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    ply: Mapped[int] = mapped_column(Integer)  # 1..52
+    seat: Mapped[int] = mapped_column(Integer)
+    card: Mapped[str] = mapped_column(String(3))
+    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    think_ms: Mapped[int] = mapped_column(Integer)  # from "your turn" to the move
+    fallback: Mapped[str | None] = mapped_column(String(16), nullable=True)  # why it was forced
+    thinking: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON, ScrofaZero's moves
+    game: Mapped[Game] = relationship(back_populates="moves")
+
+
+class RecordsError(ValueError):
+    """The database cannot be opened or used; the message names the URL."""
+
+
+def database_url(db: str) -> str:
+    """A SQLAlchemy URL from the `db` option: a URL as is, else a SQLite file path."""
+    if "://" in db:
+        return db
+    path = Path(db).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+class Records:
+    """The game records. Synchronous; the server calls it from one worker thread."""
+
+    def __init__(self, db: str):
+        self.url = database_url(db)
+        try:
+            self.engine = create_engine(self.url)
+            if self.engine.dialect.name == "sqlite":
+                event.listen(self.engine, "connect", _sqlite_pragmas)
+            Base.metadata.create_all(self.engine)
+        except SQLAlchemyError as err:
+            raise RecordsError(f"cannot open the records database {self.url}: {err}") from None
+
+    def abandon_unfinished(self) -> int:
+        """Mark every game left waiting or playing (by a server that stopped) as abandoned."""
+        with Session(self.engine) as session, session.begin():
+            result = session.execute(update(Game).where(Game.status.in_(("waiting", "playing")))
+                                     .values(status="abandoned", finished_at=_now()))
+            return result.rowcount
+
+    def new_game(self, table_id: str, deal_line: str, deal_number: int | None, leader: int,
+                 seats: list[tuple[str, str]], settings: dict) -> int:
+        with Session(self.engine) as session, session.begin():
+            game = Game(table_id=table_id, status="waiting", deal=deal_line,
+                        deal_number=deal_number, leader=leader, settings=json.dumps(settings),
+                        seats=[Seat(seat=i, kind=k, name=n) for i, (k, n) in enumerate(seats)])
+            session.add(game)
+            session.flush()
+            return game.id
+
+    def set_status(self, game_id: int, status: str) -> None:
+        with Session(self.engine) as session, session.begin():
+            session.execute(update(Game).where(Game.id == game_id).values(status=status))
+
+    def name_seat(self, game_id: int, seat: int, name: str) -> None:
+        with Session(self.engine) as session, session.begin():
+            session.execute(update(Seat).where(Seat.game_id == game_id, Seat.seat == seat)
+                            .values(name=name))
+
+    def add_move(self, game_id: int, ply: int, seat: int, card: str, think_ms: int,
+                 fallback: str | None, thinking: dict | None) -> None:
+        self.add_moves([move_row(game_id, ply, seat, card, think_ms, fallback, thinking)])
+
+    def add_moves(self, rows: list[dict]) -> None:
+        """Moves (rows from `move_row`) in one transaction: the server commits every move that
+        arrived while the previous commit ran together (a group commit)."""
+        # A Core insert: the ORM's unit of work cost more than the rest of a move under load
+        # (benchmarks/serve.py, profiled)
+        with self.engine.begin() as connection:
+            connection.execute(insert(Move), rows)
+
+    def finish(self, game_id: int, scores: list[int]) -> None:
+        with Session(self.engine) as session, session.begin():
+            session.execute(update(Game).where(Game.id == game_id).values(
+                status="finished", finished_at=_now(), scores=json.dumps(scores)))
+
+    def list_games(self, limit: int = 50, status: str | None = None) -> list[dict]:
+        with Session(self.engine) as session:
+            query = select(Game).order_by(Game.id.desc()).limit(limit)
+            if status is not None:
+                query = query.where(Game.status == status)
+            return [_summary(g) for g in session.scalars(query)]
+
+    def game(self, game_id: int) -> dict | None:
+        """A game with its seats and moves, or None."""
+        with Session(self.engine) as session:
+            game = session.get(Game, game_id)
+            if game is None:
+                return None
+            out = _summary(game)
+            out["deal"] = game.deal
+            out["settings"] = json.loads(game.settings)
+            out["moves"] = [{"ply": m.ply, "seat": m.seat, "card": m.card,
+                             "think_ms": m.think_ms, "fallback": m.fallback,
+                             "played_at": m.played_at.isoformat(),
+                             "thinking": json.loads(m.thinking) if m.thinking else None}
+                            for m in game.moves]
+            return out
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def move_row(game_id: int, ply: int, seat: int, card: str, think_ms: int, fallback: str | None,
+             thinking: dict | None) -> dict:
+    """One row of the moves table."""
+    return {"game_id": game_id, "ply": ply, "seat": seat, "card": card, "think_ms": think_ms,
+            "fallback": fallback, "played_at": _now(),
+            "thinking": json.dumps(thinking) if thinking is not None else None}
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # WAL: readers never block the writer; NORMAL sync is still crash-safe in WAL mode.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _summary(game: Game) -> dict:
+    return {"id": game.id, "table": game.table_id, "status": game.status,
+            "created_at": game.created_at.isoformat(),
+            "finished_at": game.finished_at.isoformat() if game.finished_at else None,
+            "deal_number": game.deal_number, "leader": game.leader,
+            "scores": json.loads(game.scores) if game.scores else None,
+            "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in game.seats]}
+
+
+def to_game_record(game: dict) -> GameRecord:
+    """The rules-level record of a stored game (dict from `Records.game`)."""
+    deal = parse_deal_line(game["deal"], where=f"game {game['id']}")
+    return GameRecord(tuple(int(c) for c in deal), game["leader"],
+                      tuple(card_index(m["card"]) for m in game["moves"]),
+                      tuple(game["scores"]) if game["scores"] else None, f"game {game['id']}")
+
+
+def export_text(game: dict) -> str:
+    """The game as a text block (games/gongzhu/game_record.py), replayed to check it."""
+    record = to_game_record(game)
+    replay(record)
+    seats = ", ".join(f"{s['seat']} {s['kind']} {s['name']}" for s in game["seats"])
+    header = f"# game {game['id']} ({game['status']}), created {game['created_at']}; seats: {seats}\n"
+    return header + format_game(record.deal, record.leader, record.moves, record.score)
+
+
+def public_state(state: GongzhuState) -> dict:
+    """What every seat sees of a state: trick with seats, captured scoring cards, scores."""
+    start = len(state.history) - len(state.trick)
+    scores = pile_scores(state.piles)
+    return {"leader": state.leader,
+            "trick": [[seat, code] for seat, code in
+                      ((s, card_codes([c])[0]) for s, c in state.history[start:])],
+            "captured": [card_codes(scoring_bits_to_cards(p)) for p in state.piles],
+            "scores": scores, "team": [scores[0] + scores[2], scores[1] + scores[3]]}
+
+
+def replay_frames(game: dict) -> dict:
+    """Move-by-move frames of a stored game, computed on the rules engine from its moves."""
+    record = to_game_record(game)
+    state = GongzhuState(list(record.deal), leader=record.leader)
+    frames = [{"ply": 0, "hands": [card_codes(mask_to_cards(h)) for h in state.hands],
+               **public_state(state)}]
+    for move, card in zip(game["moves"], record.moves):
+        state.apply(card)
+        frame = {"ply": move["ply"], "seat": move["seat"], "card": move["card"],
+                 "fallback": move["fallback"], "thinking": move["thinking"],
+                 "hands": [card_codes(mask_to_cards(h)) for h in state.hands], **public_state(state)}
+        if len(state.history) % 4 == 0:
+            # the trick just closed: show its four cards on the frame that completes it
+            frame["trick"] = [[s, card_codes([c])[0]] for s, c in state.history[-4:]]
+            frame["winner"] = state.leader
+        frames.append(frame)
+    final = state.pile_scores() if state.is_terminal() else None
+    return {"id": game["id"], "status": game["status"], "seats": game["seats"],
+            "leader": record.leader, "frames": frames, "scores": final,
+            "recorded_scores": game["scores"]}
+
+

@@ -1,0 +1,1045 @@
+// The ScrofaZero table page: lobby, a live table over the protocol of docs/protocol.md, the
+// "what the AI was thinking" panel and the replay of stored games. Plain JavaScript, no build
+// step. The server applies the rules and computes every score; this page only shows them.
+'use strict';
+
+(() => {
+  // --- cards ---------------------------------------------------------------------------------
+  const SUITS = 'SHDC';
+  const SUIT_SYMBOL = { S: '\u2660', H: '\u2665', D: '\u2666', C: '\u2663' };
+  const RANKS = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'];
+  const POSITIONS = ['bottom', 'left', 'top', 'right']; // seats clockwise from the viewer
+  const SESSION_KEY = 'scrofazero.seat';
+  const NAME_KEY = 'scrofazero.name';
+  const THOUGHTS_KEY = 'scrofazero.thoughts.';
+  const TRICK_HOLD_MS = 1000; // a completed trick stays on the table this long before the next card
+
+  const suitOf = (code) => code[0];
+  const rankOf = (code) => code.slice(1);
+  const cardKey = (code) => SUITS.indexOf(suitOf(code)) * 13 + RANKS.indexOf(rankOf(code));
+  const sortCards = (codes) => [...codes].sort((a, b) => cardKey(a) - cardKey(b));
+  const isRed = (code) => suitOf(code) === 'H' || suitOf(code) === 'D';
+  const isScoring = (code) => suitOf(code) === 'H' || code === 'SQ' || code === 'DJ' || code === 'C10';
+  const cardLabel = (code) => rankOf(code) + SUIT_SYMBOL[suitOf(code)];
+
+  // --- DOM helpers ---------------------------------------------------------------------------
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = value;
+      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else if (key === 'style') node.style.cssText = value;
+      else node.setAttribute(key, value === true ? '' : String(value));
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  // A card as text (logs, tables): "Q♠" in the suit's colour.
+  function cardText(code) {
+    return el('span', { class: 'ct' + (isRed(code) ? ' red' : ''), 'data-card': code }, cardLabel(code));
+  }
+
+  // A card face; `tag` 'button' for the hand.
+  function cardFace(code, opts = {}) {
+    const cls = ['card', isRed(code) ? 'red' : 'black', opts.size || ''];
+    if (isScoring(code)) cls.push('scoring');
+    if (opts.extra) cls.push(opts.extra);
+    const node = el(opts.tag || 'span', { class: cls.join(' '), 'data-card': code, title: cardLabel(code),
+      ...(opts.attrs || {}) },
+    el('span', { class: 'rank' }, rankOf(code)), el('span', { class: 'suit' }, SUIT_SYMBOL[suitOf(code)]));
+    return node;
+  }
+
+  function cardRow(codes, size, testid) {
+    const row = el('div', { class: 'card-row', 'data-testid': testid });
+    let suit = null;
+    for (const code of codes) {
+      if (suit !== null && suitOf(code) !== suit) row.append(el('span', { class: 'suit-gap' }));
+      suit = suitOf(code);
+      row.append(cardFace(code, { size }));
+    }
+    return row;
+  }
+
+  function fmtClock(seconds) {
+    const s = Math.max(0, Math.ceil(seconds));
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+  }
+
+  function showError(text) {
+    $('error-text').textContent = text;
+    $('error-banner').hidden = false;
+  }
+
+  function hideError() {
+    $('error-banner').hidden = true;
+  }
+
+  function showSection(name) {
+    for (const id of ['lobby', 'game', 'replay']) $(id).hidden = id !== name;
+    $('new-table').hidden = name !== 'game';
+  }
+
+  async function getJSON(url) {
+    const response = await fetch(url, { headers: { Accept: 'application/json' } });
+    if (!response.ok) {
+      let detail = response.statusText;
+      try { detail = (await response.json()).detail || detail; } catch (_) { /* not JSON */ }
+      throw new Error(`${url}: ${response.status} ${detail}`);
+    }
+    return response.json();
+  }
+
+  // --- state ---------------------------------------------------------------------------------
+  const app = {
+    options: null,
+    ws: null,
+    wsWanted: false, // reconnect when the socket drops
+    reconnectDelay: 1000,
+    reconnectTimer: null,
+    session: null, // {table, seat, token, invites: {seat: token}}
+    creating: null, // the create message waiting for `created`
+    queue: [], // messages held back while a completed trick is shown
+    holdUntil: 0,
+    queueTimer: null,
+    joining: false, // a join was sent and no welcome came yet
+    game: null,
+    thinkingOpen: false,
+    replay: null,
+  };
+  window.scrofazero = app; // for debugging from the console
+
+  function loadSession() {
+    try { return JSON.parse(sessionStorage.getItem(SESSION_KEY)); } catch (_) { return null; }
+  }
+
+  function saveSession() {
+    if (app.session) sessionStorage.setItem(SESSION_KEY, JSON.stringify(app.session));
+    else sessionStorage.removeItem(SESSION_KEY);
+  }
+
+  function newGame(welcome) {
+    return {
+      table: welcome.table,
+      gameId: welcome.game_id,
+      seat: welcome.seat,
+      status: welcome.status,
+      dealNumber: welcome.deal_number,
+      firstLeader: welcome.first_leader,
+      players: welcome.players.map((p) => ({ ...p })),
+      hand: sortCards(welcome.hand || []),
+      legal: new Set(),
+      turnPly: null,
+      pending: false,
+      deadlineLocal: null,
+      trick: welcome.trick.map(([s, c]) => [s, c]),
+      lastTrick: null,
+      showLast: false,
+      captured: welcome.captured,
+      scores: welcome.scores,
+      team: welcome.team,
+      toMove: null,
+      turnSince: null,
+      moveDeadline: welcome.move_deadline_s,
+      thinkingOn: welcome.thinking,
+      plays: {}, // ply -> {seat, card, fallback}
+      thoughts: [], // thinking messages in arrival order
+      selectedPly: null, // the thought shown; null: the latest
+      over: null,
+      log: [],
+    };
+  }
+
+  const me = () => (app.game ? app.game.seat : 0);
+  const posOf = (seat) => POSITIONS[(seat - me() + 4) % 4];
+  const nameOf = (seat) => {
+    const p = app.game && app.game.players[seat];
+    return p ? p.name : `seat ${seat}`;
+  };
+  const whoLabel = (seat) => (seat === me() ? `You (seat ${seat})` : `${nameOf(seat)} (seat ${seat})`);
+  const relation = (seat) => ['you', 'left opponent', 'partner', 'right opponent'][(seat - me() + 4) % 4];
+
+  // --- the socket ----------------------------------------------------------------------------
+  function wsURL() {
+    return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
+  }
+
+  function connect(then) {
+    if (app.ws && app.ws.readyState === WebSocket.OPEN) { then(); return; }
+    if (app.ws) { app.ws.onclose = null; try { app.ws.close(); } catch (_) { /* gone */ } }
+    const ws = new WebSocket(wsURL());
+    app.ws = ws;
+    ws.onopen = () => { app.reconnectDelay = 1000; then(); };
+    ws.onmessage = (event) => {
+      let msg;
+      try { msg = JSON.parse(event.data); } catch (_) { return; }
+      onMessage(msg);
+    };
+    ws.onclose = () => {
+      if (app.ws !== ws) return;
+      app.ws = null;
+      onSocketLost();
+    };
+  }
+
+  function send(msg) {
+    if (!app.ws || app.ws.readyState !== WebSocket.OPEN) {
+      showError('Not connected to the server.');
+      return false;
+    }
+    app.ws.send(JSON.stringify({ v: 1, ...msg }));
+    return true;
+  }
+
+  function onSocketLost() {
+    const g = app.game;
+    if (app.creating) {
+      app.creating = null;
+      $('create-button').disabled = false;
+      showError('The connection to the server closed.');
+    }
+    if (!app.wsWanted || !app.session) return;
+    if (g && g.status === 'finished') return;
+    const delay = app.reconnectDelay;
+    app.reconnectDelay = Math.min(app.reconnectDelay * 2, 15000);
+    if (g) {
+      g.players[g.seat].connected = false;
+      g.pending = false;
+      g.legal = new Set();
+      g.reconnectAt = Date.now() + delay;
+      addLog(`Connection lost; reconnecting in ${Math.round(delay / 1000)} s.`, 'warn');
+      renderGame();
+    }
+    clearTimeout(app.reconnectTimer);
+    app.reconnectTimer = setTimeout(joinSession, delay);
+  }
+
+  function joinSession() {
+    const s = app.session;
+    if (!s) return;
+    app.wsWanted = true;
+    const name = localStorage.getItem(NAME_KEY) || '';
+    app.joining = true;
+    connect(() => send({ type: 'join', table: s.table, seat: s.seat, token: s.token,
+      ...(name ? { name } : {}) }));
+  }
+
+  // --- messages ------------------------------------------------------------------------------
+  // Messages are handled in order; after a trick's 4th card the next ones wait TRICK_HOLD_MS so
+  // a person sees the completed trick (the server does not wait: only the display does).
+  function onMessage(msg) {
+    if (app.queue.length || Date.now() < app.holdUntil) {
+      app.queue.push(msg);
+      scheduleQueue();
+      return;
+    }
+    dispatch(msg);
+  }
+
+  function dispatch(msg) {
+    const handler = HANDLERS[msg.type];
+    if (handler) handler(msg);
+    if (msg.type === 'trick') app.holdUntil = Date.now() + TRICK_HOLD_MS;
+  }
+
+  function scheduleQueue() {
+    if (app.queueTimer === null) {
+      app.queueTimer = setTimeout(drainQueue, Math.max(0, app.holdUntil - Date.now()));
+    }
+  }
+
+  function drainQueue() {
+    app.queueTimer = null;
+    while (app.queue.length) {
+      if (Date.now() < app.holdUntil) { scheduleQueue(); return; }
+      dispatch(app.queue.shift());
+    }
+  }
+
+  const HANDLERS = {
+    created(msg) {
+      const create = app.creating;
+      app.creating = null;
+      if (!create) return;
+      const seat = create.ownSeat;
+      const invites = {};
+      for (const [s, token] of Object.entries(msg.tokens)) if (Number(s) !== seat) invites[s] = token;
+      app.session = { table: msg.table, seat, token: msg.tokens[String(seat)], invites };
+      saveSession();
+      history.replaceState(null, '', `/?table=${encodeURIComponent(msg.table)}&seat=${seat}`);
+      joinSession();
+    },
+
+    welcome(msg) {
+      if (msg.seat === null || msg.seat === undefined) return; // watching is not used by the page
+      app.joining = false;
+      const old = app.game;
+      const g = newGame(msg);
+      if (old && old.table === msg.table) {
+        g.thoughts = old.thoughts;
+        g.selectedPly = old.selectedPly;
+        g.log = old.log;
+      } else {
+        g.thoughts = loadThoughts(msg.table);
+      }
+      app.game = g;
+      app.reconnectDelay = 1000;
+      hideError();
+      msg.history.forEach(([seat, card], i) => { g.plays[i + 1] = { seat, card, fallback: null }; });
+      const n = msg.history.length;
+      if (n > 0 && n % 4 === 0) {
+        g.lastTrick = { cards: msg.history.slice(n - 4).map(([s, c]) => [s, c]), winner: msg.leader };
+        g.showLast = g.trick.length === 0;
+      }
+      if (g.status === 'playing') {
+        g.toMove = (msg.leader + g.trick.length) % 4;
+      } else if (g.status === 'finished') {
+        g.over = { scores: msg.scores, team: msg.team, returns: null, game_id: msg.game_id };
+      }
+      addLog(old && old.table === msg.table ? 'Rejoined the table.' :
+        `Joined table ${msg.table} at seat ${msg.seat} (game ${msg.game_id}).`);
+      showSection('game');
+      renderGame();
+    },
+
+    seat(msg) {
+      const g = app.game;
+      if (!g) return;
+      const p = g.players[msg.seat];
+      const was = p.connected;
+      p.name = msg.name;
+      p.connected = msg.connected;
+      if (was !== msg.connected && msg.seat !== g.seat) {
+        addLog(`${msg.name} (seat ${msg.seat}) ${msg.connected ? 'connected' : 'disconnected'}.`,
+          msg.connected ? '' : 'warn');
+      }
+      renderGame();
+    },
+
+    start(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.status = 'playing';
+      g.players = msg.players.map((p) => ({ ...p }));
+      g.dealNumber = msg.deal_number;
+      g.toMove = msg.first_leader;
+      g.turnSince = Date.now();
+      addLog(`The hand starts (${msg.deal_number === null ? 'random deal' : `standard deal ${msg.deal_number}`}); `
+        + `${whoLabel(msg.first_leader)} leads.`);
+      renderGame();
+    },
+
+    your_turn(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.legal = new Set(msg.legal);
+      g.turnPly = msg.ply;
+      g.pending = false;
+      g.toMove = g.seat;
+      let remaining = msg.deadline - Date.now() / 1000;
+      if (!(remaining > -5 && remaining < msg.timeout_s + 5)) remaining = msg.timeout_s; // clocks differ
+      g.deadlineLocal = Date.now() + remaining * 1000;
+      renderGame();
+    },
+
+    played(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.plays[msg.ply] = { seat: msg.seat, card: msg.card, fallback: msg.fallback };
+      if (g.trick.length >= 4) g.trick = [];
+      g.showLast = false;
+      g.trick.push([msg.seat, msg.card]);
+      if (msg.seat === g.seat) {
+        g.hand = g.hand.filter((c) => c !== msg.card);
+        g.legal = new Set();
+        g.turnPly = null;
+        g.pending = false;
+        g.deadlineLocal = null;
+      }
+      g.toMove = g.trick.length < 4 ? (msg.seat + 1) % 4 : null;
+      g.turnSince = Date.now();
+      const why = msg.fallback ? ` (played for the seat: ${msg.fallback})` : '';
+      addLog([`${msg.ply}. ${msg.seat === g.seat ? 'You' : nameOf(msg.seat)} played `, cardText(msg.card), why],
+        msg.fallback ? 'warn' : '');
+      renderGame();
+    },
+
+    thinking(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.thoughts = g.thoughts.filter((t) => t.ply !== msg.ply);
+      g.thoughts.push(msg);
+      saveThoughts();
+      renderThinking();
+    },
+
+    trick(msg) {
+      const g = app.game;
+      if (!g) return;
+      const before = g.captured[msg.winner] || [];
+      const gained = msg.captured[msg.winner].filter((c) => !before.includes(c));
+      g.lastTrick = { cards: g.trick.map(([s, c]) => [s, c]), winner: msg.winner };
+      g.trick = [];
+      g.showLast = true;
+      g.captured = msg.captured;
+      g.scores = msg.scores;
+      g.team = msg.team;
+      g.toMove = msg.winner;
+      g.turnSince = Date.now();
+      addLog([`${msg.winner === g.seat ? 'You win' : `${nameOf(msg.winner)} wins`} the trick`,
+        gained.length ? [' and takes ', ...gained.flatMap((c, i) => (i ? [' ', cardText(c)] : [cardText(c)]))] : '',
+        '.'], gained.length ? 'score' : 'quiet');
+      renderGame();
+    },
+
+    game_over(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.status = 'finished';
+      g.over = msg;
+      g.scores = msg.scores;
+      g.team = msg.team;
+      g.toMove = null;
+      g.legal = new Set();
+      g.turnPly = null;
+      addLog('The hand is over.', 'score');
+      renderGame();
+      loadGames();
+    },
+
+    error(msg) {
+      const g = app.game;
+      showError(`${msg.message} (${msg.code})`);
+      if (g) addLog(`Refused: ${msg.message} (${msg.code})`, 'error');
+      if (app.creating) {
+        app.creating = null;
+        $('create-button').disabled = false;
+        return;
+      }
+      if (['unknown_table', 'bad_token', 'unknown_seat'].includes(msg.code) && app.joining) {
+        // the seat we tried to (re)join is not there: back to the lobby
+        app.wsWanted = false;
+        app.joining = false;
+        app.session = null;
+        saveSession();
+        app.game = null;
+        history.replaceState(null, '', '/');
+        showLobby();
+        showError(`${msg.message} (${msg.code})`);
+        return;
+      }
+      if (msg.code === 'replaced') {
+        app.wsWanted = false;
+        showError('This seat was opened in another window or tab; this one has stopped playing. Reload to take it back.');
+      }
+      if (g && g.pending) {
+        g.pending = false;
+        if (msg.code !== 'illegal_card') { g.legal = new Set(); g.turnPly = null; }
+      }
+      if (g) renderGame();
+    },
+
+    pong() {},
+  };
+
+  // --- thinking kept across reloads ----------------------------------------------------------
+  function loadThoughts(table) {
+    try { return JSON.parse(sessionStorage.getItem(THOUGHTS_KEY + table)) || []; } catch (_) { return []; }
+  }
+
+  function saveThoughts() {
+    const g = app.game;
+    try { sessionStorage.setItem(THOUGHTS_KEY + g.table, JSON.stringify(g.thoughts)); } catch (_) { /* full */ }
+  }
+
+  // --- the live table ------------------------------------------------------------------------
+  function addLog(content, kind = '') {
+    const g = app.game;
+    if (!g) return;
+    const item = el('li', { class: kind }, content);
+    g.log.push(item);
+    const list = $('log');
+    list.append(item);
+    while (list.children.length > 300) list.firstChild.remove();
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function playCard(code) {
+    const g = app.game;
+    if (!g || g.pending || g.turnPly === null || !g.legal.has(code)) return; // dimmed: nothing
+    if (send({ type: 'play', card: code, ply: g.turnPly })) {
+      g.pending = true;
+      renderHand();
+      renderTurn();
+    }
+  }
+
+  function seatBox(seat) {
+    const g = app.game;
+    const p = g.players[seat];
+    const classes = ['seat-box'];
+    if (seat === g.seat) classes.push('me');
+    if (g.status === 'playing' && g.toMove === seat) classes.push('to-move');
+    const captured = sortCards(g.captured[seat] || []);
+    return el('div', { class: classes.join(' '), 'data-testid': `seat-${seat}`, 'data-seat': seat },
+      el('div', { class: 'seat-head' },
+        el('span', { class: `dot ${p.connected ? 'on' : 'off'}`, 'data-testid': `connected-${seat}`,
+          'data-connected': String(p.connected), title: p.connected ? 'connected' : 'not connected' }),
+        el('span', { class: 'seat-name', 'data-testid': `seat-name-${seat}` }, seat === g.seat ? 'You' : p.name),
+        el('span', { class: 'seat-tag' }, `seat ${seat} · ${relation(seat)}`)),
+      el('div', { class: 'seat-score' }, 'pile ',
+        el('span', { class: 'num', 'data-testid': `pile-score-${seat}` }, String(g.scores[seat]))),
+      captured.length ? cardRow(captured, 'mini', `captured-${seat}`)
+        : el('div', { class: 'card-row empty', 'data-testid': `captured-${seat}` }, 'no scoring cards'));
+  }
+
+  function renderSeats() {
+    const g = app.game;
+    for (let seat = 0; seat < 4; seat++) {
+      const slot = $(`slot-${posOf(seat)}`);
+      slot.replaceChildren(seatBox(seat));
+    }
+    $('team-score-0').textContent = String(g.team[0]);
+    $('team-score-1').textContent = String(g.team[1]);
+    const short = (s) => (s === g.seat ? 'you' : nameOf(s));
+    for (const t of [0, 1]) {
+      const mine = t === g.seat % 2;
+      $(`team-label-${t}`).replaceChildren(el('div', {}, mine ? 'You + partner' : 'Opponents'),
+        el('div', { class: 'hint' }, `seats ${t} + ${t + 2}: ${short(t)}, ${short(t + 2)}`));
+      $(`team-label-${t}`).parentElement.classList.toggle('mine', mine);
+    }
+    $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
+      + (g.dealNumber === null || g.dealNumber === undefined ? 'random deal' : `standard deal ${g.dealNumber}`);
+  }
+
+  function fillTrick(area, note, cards, winner, nameFn, posFn, highlight) {
+    const slots = {};
+    for (const node of area.querySelectorAll('.trick-card')) {
+      node.replaceChildren();
+      node.classList.remove('winner', 'latest');
+      slots[[...node.classList].find((c) => c.startsWith('pos-')).slice(4)] = node;
+    }
+    cards.forEach(([seat, code], i) => {
+      const slot = slots[posFn(seat)];
+      slot.append(cardFace(code, { size: 'table' }), el('span', { class: 'trick-name' }, nameFn(seat)));
+      if (seat === winner) slot.classList.add('winner');
+      if (highlight && i === cards.length - 1) slot.classList.add('latest');
+    });
+    note.textContent = winner === null || winner === undefined ? '' : `${nameFn(winner)} ${nameFn(winner) === 'You' ? 'win' : 'wins'} the trick`;
+  }
+
+  function renderTrick() {
+    const g = app.game;
+    const shortName = (s) => (s === g.seat ? 'You' : nameOf(s));
+    if (g.trick.length === 0 && g.showLast && g.lastTrick) {
+      fillTrick($('trick-area'), $('trick-note'), g.lastTrick.cards, g.lastTrick.winner, shortName, posOf, false);
+    } else {
+      fillTrick($('trick-area'), $('trick-note'), g.trick, null, shortName, posOf, true);
+    }
+    const last = $('last-trick');
+    if (g.lastTrick) {
+      last.replaceChildren(...g.lastTrick.cards.map(([s, c]) => el('span', {
+        class: 'last-card' + (s === g.lastTrick.winner ? ' winner' : '') }, cardText(c),
+      el('span', { class: 'hint' }, ` ${shortName(s)}`))));
+    } else {
+      last.replaceChildren(el('span', { class: 'hint' }, 'none yet'));
+    }
+  }
+
+  function renderHand() {
+    const g = app.game;
+    const hand = $('hand');
+    const active = g.turnPly !== null && !g.pending && g.status === 'playing';
+    const signature = JSON.stringify([g.hand, active ? [...g.legal] : []]);
+    if (hand.dataset.signature === signature) return;
+    hand.dataset.signature = signature;
+    hand.classList.toggle('active', active);
+    hand.replaceChildren();
+    let suit = null;
+    for (const code of g.hand) {
+      if (suit !== null && suitOf(code) !== suit) hand.append(el('span', { class: 'suit-gap' }));
+      suit = suitOf(code);
+      const enabled = active && g.legal.has(code);
+      const button = cardFace(code, { tag: 'button', size: 'big', extra: enabled ? 'legal' : 'dim',
+        attrs: { type: 'button', 'data-testid': 'hand-card', disabled: !enabled,
+          'aria-label': `${rankOf(code)} of ${{ S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs' }[suitOf(code)]}` } });
+      button.addEventListener('click', () => playCard(code));
+      hand.append(button);
+    }
+    if (!g.hand.length) hand.append(el('span', { class: 'hint' }, 'no cards left'));
+  }
+
+  function renderTurn() {
+    const g = app.game;
+    if (!g) return;
+    const line = $('turn-line');
+    let text;
+    let cls = '';
+    if (g.reconnectAt && !g.players[g.seat].connected) {
+      text = `Connection lost; reconnecting in ${fmtClock((g.reconnectAt - Date.now()) / 1000)}…`;
+      cls = 'warn';
+    } else if (g.status === 'waiting') {
+      const missing = g.players.filter((p) => !p.connected).map((p) => `${p.name} (seat ${p.seat})`);
+      text = `Waiting for ${missing.join(', ') || 'the hand to start'} to join…`;
+    } else if (g.status === 'finished') {
+      text = 'The hand is over.';
+    } else if (g.toMove === g.seat && g.turnPly !== null) {
+      if (g.pending) {
+        text = 'Sent…';
+      } else {
+        const left = (g.deadlineLocal - Date.now()) / 1000;
+        text = `Your turn: play a highlighted card · ${fmtClock(left)} left`;
+        cls = left < 15 ? 'mine urgent' : 'mine';
+      }
+    } else if (g.toMove !== null && g.toMove !== undefined) {
+      text = `${g.toMove === g.seat ? 'You' : nameOf(g.toMove)} (seat ${g.toMove}) to play`;
+      if (g.turnSince) text += ` · ${fmtClock(g.moveDeadline - (Date.now() - g.turnSince) / 1000)} left`;
+    } else {
+      text = '';
+    }
+    line.textContent = text;
+    line.className = `turn-line ${cls}`;
+  }
+
+  function renderInvites() {
+    const s = app.session;
+    const g = app.game;
+    const entries = s && g && s.table === g.table ? Object.entries(s.invites || {}) : [];
+    $('invites').hidden = entries.length === 0;
+    $('invite-list').replaceChildren(...entries.map(([seat, token]) => {
+      const url = `${location.origin}/?table=${encodeURIComponent(s.table)}&seat=${seat}&token=${encodeURIComponent(token)}`;
+      const joined = g.players[seat] && g.players[seat].connected;
+      return el('li', { 'data-testid': `invite-${seat}` },
+        el('div', {}, el('b', {}, `Seat ${seat}`), ` · ${relation(Number(seat))} · `,
+          el('span', { class: joined ? 'ok' : 'hint' }, joined ? 'joined' : 'not joined yet')),
+        el('a', { href: url, target: '_blank', rel: 'noopener', 'data-testid': `invite-link-${seat}`,
+          class: 'invite-link' }, url),
+        el('div', { class: 'hint' }, 'token ', el('code', {}, token), ' ',
+          el('button', { type: 'button', class: 'small', onclick: () => copyText(url) }, 'copy link')));
+    }));
+  }
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).catch(() => window.prompt('Copy the link:', text));
+    } else {
+      window.prompt('Copy the link:', text);
+    }
+  }
+
+  function renderSummary() {
+    const g = app.game;
+    const box = $('summary');
+    if (!g.over) { box.hidden = true; box.replaceChildren(); return; }
+    const o = g.over;
+    const rows = [0, 1, 2, 3].map((seat) => el('tr', { class: seat % 2 === g.seat % 2 ? 'mine' : '' },
+      el('td', {}, String(seat)),
+      el('td', {}, seat === g.seat ? 'You' : nameOf(seat)),
+      el('td', { class: 'num', 'data-testid': `summary-score-${seat}` }, String(o.scores[seat])),
+      el('td', {}, cardRow(sortCards(g.captured[seat] || []), 'mini', `summary-captured-${seat}`)),
+      el('td', { class: 'num', 'data-testid': `summary-return-${seat}` },
+        o.returns ? String(o.returns[seat]) : '—')));
+    let verdict = '';
+    if (o.returns) {
+      const r = o.returns[g.seat];
+      verdict = r > 0 ? `Your team wins by ${r}.` : r < 0 ? `Your team loses by ${-r}.` : 'A draw.';
+    }
+    const gameId = o.game_id === undefined ? g.gameId : o.game_id;
+    box.replaceChildren(
+      el('h2', {}, 'The hand is over'),
+      verdict ? el('p', { class: 'verdict', 'data-testid': 'verdict' }, verdict) : null,
+      el('table', { class: 'summary-table', 'data-testid': 'summary-table' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'seat'), el('th', {}, 'player'), el('th', { class: 'num' }, 'pile score'),
+          el('th', {}, 'scoring cards'), el('th', { class: 'num' }, 'return'))),
+        el('tbody', {}, rows)),
+      el('p', { class: 'teams' },
+        'Seats 0 + 2: ', el('b', { 'data-testid': 'summary-team-0' }, String(o.team[0])),
+        ' · Seats 1 + 3: ', el('b', { 'data-testid': 'summary-team-1' }, String(o.team[1]))),
+      el('p', { class: 'links' },
+        el('a', { href: `/?replay=${gameId}`, 'data-testid': 'replay-link' }, 'Replay this hand'), ' · ',
+        el('a', { href: `/api/games/${gameId}/export`, 'data-testid': 'export-link', target: '_blank' },
+          'Export as text'), ' · ',
+        el('button', { type: 'button', class: 'primary', onclick: leaveTable }, 'Open a new table')));
+    box.dataset.gameId = String(gameId);
+    box.hidden = false;
+  }
+
+  function renderGame() {
+    if (!app.game) return;
+    $('hand-bar').hidden = app.game.status === 'finished';
+    renderSeats();
+    renderTrick();
+    renderHand();
+    renderTurn();
+    renderInvites();
+    renderSummary();
+    renderThinking();
+  }
+
+  // --- the thinking panel --------------------------------------------------------------------
+  function renderThinking() {
+    const g = app.game;
+    if (!g) return;
+    const toggle = $('thinking-toggle');
+    toggle.setAttribute('aria-expanded', String(app.thinkingOpen));
+    toggle.classList.toggle('open', app.thinkingOpen);
+    $('thinking-panel').hidden = !app.thinkingOpen;
+    $('thinking-status').textContent = g.thinkingOn
+      ? `${g.thoughts.length} AI move${g.thoughts.length === 1 ? '' : 's'} so far`
+      : 'not shown at this table';
+    if (!app.thinkingOpen) return;
+    const list = $('thinking-list');
+    const detail = $('thinking-detail');
+    if (!g.thoughts.length) {
+      list.replaceChildren();
+      detail.replaceChildren(el('p', { class: 'hint' }, g.thinkingOn
+        ? 'No ScrofaZero move yet. Each move of a ScrofaZero seat shows up here.'
+        : 'This table was opened without showing what the AI was thinking.'));
+      return;
+    }
+    const selected = g.thoughts.find((t) => t.ply === g.selectedPly) || g.thoughts[g.thoughts.length - 1];
+    const signature = JSON.stringify([g.thoughts.map((t) => t.ply), selected.ply, Object.keys(g.plays).length, g.players.map((p) => p.name)]);
+    if (list.dataset.signature === signature) return;
+    list.dataset.signature = signature;
+    const scroll = list.scrollTop;
+    const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+    list.replaceChildren(el('span', { class: 'hint' }, 'AI moves by ply:'), ...g.thoughts.map((t) => {
+      const played = g.plays[t.ply];
+      return el('button', { type: 'button', class: 'chip' + (t === selected ? ' selected' : ''),
+        'data-testid': 'thinking-item', 'data-ply': t.ply,
+        onclick: () => { g.selectedPly = t === g.thoughts[g.thoughts.length - 1] ? null : t.ply; renderThinking(); } },
+      `${t.ply} · ${nameOf(t.seat)} `, played ? cardText(played.card) : '');
+    }));
+    list.scrollTop = atEnd && g.selectedPly === null ? list.scrollHeight : scroll;
+    const played = g.plays[selected.ply];
+    renderThought(detail, selected, played ? played.card : null, (s) => (s === g.seat ? 'You' : nameOf(s)));
+  }
+
+  // One thinking record: values of the legal cards and the belief table.
+  function renderThought(container, t, chosen, nameFn) {
+    const parts = [el('h4', { 'data-testid': 'thinking-title', 'data-ply': t.ply },
+      `Ply ${t.ply} · ${nameFn(t.seat)} (seat ${t.seat})`, chosen ? [' played ', cardText(chosen)] : '')];
+    if (t.forced) {
+      parts.push(el('p', { class: 'hint', 'data-testid': 'thinking-forced' },
+        'A forced move: its only legal card, so nothing was searched.'));
+      container.replaceChildren(...parts);
+      return;
+    }
+    const numbers = t.values.map((v) => v.value).filter((v) => v !== null);
+    const lo = Math.min(...numbers);
+    const hi = Math.max(...numbers);
+    const valueRows = t.values.map((v) => {
+      const width = v.value === null ? 0 : hi > lo ? 8 + 92 * (v.value - lo) / (hi - lo) : 100;
+      const tags = [];
+      if (v.card === chosen) tags.push('played');
+      if (v.value !== null && v.value === hi) tags.push('best');
+      return el('tr', { class: v.card === chosen ? 'chosen' : '', 'data-card': v.card },
+        el('td', {}, cardText(v.card)),
+        el('td', { class: 'bar' }, el('span', { style: `width:${width.toFixed(1)}%` })),
+        el('td', { class: 'num', 'data-testid': `value-${v.card}` }, v.value === null ? '—' : v.value.toFixed(2)),
+        el('td', { class: 'tags' }, tags.join(', ')));
+    });
+    parts.push(el('div', { class: 'thought-cols' },
+      el('div', {},
+        el('h5', {}, 'Searched value of each legal card'),
+        el('p', { class: 'hint' }, 'Points for its team, over its sampled deals; higher is better.'),
+        el('table', { class: 'values', 'data-testid': 'thinking-values' }, el('tbody', {}, valueRows))),
+      el('div', {},
+        el('h5', {}, 'Where it believed the unseen important cards were'),
+        t.belief.length
+          ? el('table', { class: 'belief', 'data-testid': 'thinking-belief' },
+            el('thead', {}, el('tr', {}, el('th', {}, 'card'), [0, 1, 2, 3].map((s) => el('th', {
+              'data-testid': `belief-seat-${s}`, title: `seat ${s}` }, nameFn(s), el('br'),
+            el('span', { class: 'hint' }, s === t.seat ? '(itself)' : `seat ${s}`))))),
+            el('tbody', {}, t.belief.map((b) => el('tr', { 'data-card': b.card }, el('td', {}, cardText(b.card)),
+              b.p.map((p) => el('td', { class: 'num' + (p === 0 ? ' zero' : ''),
+                style: `background: rgba(46, 125, 50, ${(0.08 + 0.6 * p).toFixed(3)})` },
+              `${Math.round(p * 100)}%`))))))
+          : el('p', { class: 'hint' }, 'It could see every important card.'),
+        el('p', { class: 'hint', 'data-testid': 'thinking-deals' },
+          `${t.deals} sampled deals · effective sample size ${t.ess}`))));
+    container.replaceChildren(...parts);
+  }
+
+  // --- lobby ---------------------------------------------------------------------------------
+  function kindLabel(kind) {
+    const o = app.options;
+    if (kind === 'open') return 'open seat (another person or an outside bot)';
+    const name = (o && o.bot_names[kind]) || kind;
+    return kind === 'scrofazero' ? `${name} (our player)` : name;
+  }
+
+  function renderSeatChoices() {
+    const own = Number($('own-seat').value);
+    const box = $('seat-choices');
+    const previous = {};
+    for (const select of box.querySelectorAll('select')) previous[select.dataset.rel] = select.value;
+    const defaults = app.options.default_bots;
+    box.replaceChildren(...[1, 2, 3].map((rel) => {
+      const seat = (own + rel) % 4;
+      const select = el('select', { id: `seat-kind-${seat}`, 'data-testid': `seat-kind-${seat}`, 'data-rel': rel },
+        app.options.seat_kinds.map((k) => el('option', { value: k }, kindLabel(k))));
+      select.value = previous[rel] || defaults[rel - 1] || 'scrofazero';
+      return el('div', { class: 'form-row' },
+        el('label', { for: select.id }, `Seat ${seat} · ${['', 'left opponent', 'partner', 'right opponent'][rel]}`),
+        select);
+    }));
+  }
+
+  async function showLobby() {
+    showSection('lobby');
+    document.title = 'ScrofaZero tables';
+    $('player-name').value = localStorage.getItem(NAME_KEY) || '';
+    try {
+      if (!app.options) app.options = await getJSON('/api/options');
+    } catch (err) {
+      showError(`Cannot read the server's options: ${err.message}`);
+      return;
+    }
+    const o = app.options;
+    if (!$('seat-choices').children.length) {
+      $('show-thinking').checked = Boolean(o.thinking);
+      $('deal-number').max = String(o.standard_deals - 1);
+      $('deal-hint').textContent = `empty: a random deal; 0-${o.standard_deals - 1}: a standard deal`;
+    }
+    renderSeatChoices();
+    $('checkpoint-note').textContent = `ScrofaZero seats play with the network ${o.checkpoint}. `
+      + `Each move has ${o.move_deadline_s} s.`;
+    $('create-button').disabled = false;
+    loadGames();
+  }
+
+  async function loadGames() {
+    const body = $('games-body');
+    let games;
+    try {
+      games = await getJSON('/api/games?limit=20');
+    } catch (err) {
+      body.replaceChildren(el('tr', {}, el('td', { colspan: 6, class: 'hint' }, String(err.message))));
+      return;
+    }
+    if (!games.length) {
+      body.replaceChildren(el('tr', {}, el('td', { colspan: 6, class: 'hint' }, 'no games yet')));
+      return;
+    }
+    body.replaceChildren(...games.map((game) => {
+      const when = new Date(game.created_at);
+      const done = game.status === 'finished';
+      return el('tr', { 'data-game': game.id },
+        el('td', {}, String(game.id)),
+        el('td', { title: game.created_at }, when.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })),
+        el('td', {}, game.status),
+        el('td', { class: 'seats' }, game.seats.map((s) => s.name).join(', ')),
+        el('td', { class: 'num' }, game.scores ? game.scores.join(' / ') : ''),
+        el('td', {}, done ? [el('a', { href: `/?replay=${game.id}`, 'data-testid': `replay-link-${game.id}` }, 'replay'), ' ',
+          el('a', { href: `/api/games/${game.id}/export`, target: '_blank' }, 'text')] : ''));
+    }));
+  }
+
+  function createTable(event) {
+    event.preventDefault();
+    hideError();
+    const own = Number($('own-seat').value);
+    const seats = ['open', 'open', 'open', 'open'];
+    for (const select of $('seat-choices').querySelectorAll('select')) {
+      seats[Number(select.id.replace('seat-kind-', ''))] = select.value;
+    }
+    seats[own] = 'open';
+    const dealText = $('deal-number').value.trim();
+    let deal = null;
+    if (dealText !== '') {
+      deal = Number(dealText);
+      const count = app.options.standard_deals;
+      if (!Number.isInteger(deal) || deal < 0 || deal >= count) {
+        showError(`The deal must be empty (random) or a standard deal number 0-${count - 1}.`);
+        return;
+      }
+    }
+    const name = $('player-name').value.trim();
+    if (name) localStorage.setItem(NAME_KEY, name); else localStorage.removeItem(NAME_KEY);
+    const msg = { type: 'create', seats, deal, leader: Number($('leader').value),
+      thinking: $('show-thinking').checked };
+    app.creating = { ownSeat: own, msg };
+    app.game = null;
+    $('log').replaceChildren();
+    $('create-button').disabled = true;
+    app.wsWanted = false;
+    connect(() => send(msg));
+  }
+
+  function leaveTable() {
+    const g = app.game;
+    if (g && g.status === 'playing' && !window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.')) return;
+    app.wsWanted = false;
+    clearTimeout(app.reconnectTimer);
+    if (app.ws) { const ws = app.ws; app.ws = null; ws.close(); }
+    if (g) sessionStorage.removeItem(THOUGHTS_KEY + g.table);
+    app.session = null;
+    saveSession();
+    app.game = null;
+    location.href = '/';
+  }
+
+  // --- replay --------------------------------------------------------------------------------
+  async function showReplay(gameId, viewer) {
+    showSection('replay');
+    document.title = `Replay of game ${gameId} · ScrofaZero`;
+    let data;
+    try {
+      data = await getJSON(`/api/games/${encodeURIComponent(gameId)}/replay`);
+    } catch (err) {
+      showError(`Cannot load game ${gameId}: ${err.message}`);
+      return;
+    }
+    if (viewer === null) {
+      const open = data.seats.find((s) => s.kind === 'open');
+      viewer = open ? open.seat : 0;
+    }
+    app.replay = { data, idx: 0, viewer };
+    $('replay-title').textContent = `Replay of game ${data.id} (${data.status})`;
+    $('replay-links').replaceChildren(
+      el('a', { href: `/api/games/${data.id}/export`, target: '_blank', 'data-testid': 'replay-export' }, 'export as text'),
+      ' · ', el('a', { href: '/' }, 'lobby'));
+    const slider = $('rp-slider');
+    slider.max = String(data.frames.length - 1);
+    slider.value = '0';
+    renderReplay();
+  }
+
+  function replayGo(idx) {
+    const r = app.replay;
+    if (!r) return;
+    r.idx = Math.max(0, Math.min(r.data.frames.length - 1, idx));
+    renderReplay();
+  }
+
+  function renderReplay() {
+    const r = app.replay;
+    const { data } = r;
+    const f = data.frames[r.idx];
+    const last = data.frames.length - 1;
+    const nameFn = (s) => data.seats[s].name;
+    const pos = (s) => POSITIONS[(s - r.viewer + 4) % 4];
+    const toMove = r.idx < last && data.frames[r.idx + 1] ? data.frames[r.idx + 1].seat : null;
+    for (let seat = 0; seat < 4; seat++) {
+      const classes = ['seat-box', 'replay-seat'];
+      if (f.seat === seat && f.ply) classes.push('just-played');
+      if (toMove === seat) classes.push('to-move');
+      const captured = sortCards(f.captured[seat]);
+      $(`rp-slot-${pos(seat)}`).replaceChildren(el('div', { class: classes.join(' '), 'data-testid': `replay-seat-${seat}` },
+        el('div', { class: 'seat-head' },
+          el('span', { class: 'seat-name' }, nameFn(seat)),
+          el('span', { class: 'seat-tag' }, `seat ${seat} · ${data.seats[seat].kind}`)),
+        el('div', { class: 'seat-score' }, 'pile ',
+          el('span', { class: 'num', 'data-testid': `replay-pile-score-${seat}` }, String(f.scores[seat]))),
+        cardRow(sortCards(f.hands[seat]), 'small', `replay-hand-${seat}`),
+        captured.length ? cardRow(captured, 'mini', `replay-captured-${seat}`)
+          : el('div', { class: 'card-row empty', 'data-testid': `replay-captured-${seat}` }, 'no scoring cards')));
+    }
+    fillTrick($('rp-trick'), $('rp-trick-note'), f.trick, f.winner, nameFn, pos, true);
+    $('rp-team-score-0').textContent = String(f.team[0]);
+    $('rp-team-score-1').textContent = String(f.team[1]);
+    for (const t of [0, 1]) {
+      $(`rp-team-label-${t}`).replaceChildren(el('div', {}, `Seats ${t} + ${t + 2}`),
+        el('div', { class: 'hint' }, `${nameFn(t)}, ${nameFn(t + 2)}`));
+    }
+    $('rp-ply').textContent = `move ${f.ply} / ${last}`;
+    $('rp-ply').dataset.ply = String(f.ply);
+    $('rp-slider').value = String(r.idx);
+    $('rp-move').replaceChildren(...(f.ply
+      ? [`${f.ply}. ${nameFn(f.seat)} (seat ${f.seat}) played `, cardText(f.card),
+        f.fallback ? ` (played for the seat: ${f.fallback})` : '']
+      : [`The deal; ${nameFn(data.leader)} (seat ${data.leader}) leads.`]));
+    const thinking = $('rp-thinking');
+    if (f.thinking) {
+      renderThought(thinking, { ...f.thinking, seat: f.seat, ply: f.ply }, f.card, nameFn);
+    } else {
+      thinking.replaceChildren(el('h4', {}, 'What the AI was thinking'),
+        el('p', { class: 'hint' }, f.ply ? 'Nothing recorded for this move: only ScrofaZero\'s moves carry their thinking.'
+          : 'Step through the moves; each ScrofaZero move shows its values and beliefs here.'));
+    }
+    for (const [id, disabled] of [['rp-first', r.idx === 0], ['rp-prev', r.idx === 0],
+      ['rp-next', r.idx === last], ['rp-last', r.idx === last]]) $(id).disabled = disabled;
+    const final = $('rp-final');
+    if (r.idx === last && data.scores) {
+      final.hidden = false;
+      final.replaceChildren(el('h3', {}, 'Final scores'), el('table', { class: 'team-scores' },
+        [0, 1, 2, 3].map((s) => el('tr', {}, el('td', {}, `${nameFn(s)} (seat ${s})`),
+          el('td', { class: 'num', 'data-testid': `replay-final-score-${s}` }, String(data.scores[s]))))));
+    } else {
+      final.hidden = true;
+    }
+  }
+
+  // --- start ---------------------------------------------------------------------------------
+  function tick() {
+    if (app.game && !$('game').hidden) renderTurn();
+  }
+
+  function init() {
+    $('error-close').addEventListener('click', hideError);
+    $('create-form').addEventListener('submit', createTable);
+    $('own-seat').addEventListener('change', () => { if (app.options) renderSeatChoices(); });
+    $('new-table').addEventListener('click', leaveTable);
+    $('thinking-toggle').addEventListener('click', () => {
+      app.thinkingOpen = !app.thinkingOpen;
+      $('thinking-list').dataset.signature = '';
+      renderThinking();
+    });
+    $('rp-first').addEventListener('click', () => replayGo(0));
+    $('rp-prev').addEventListener('click', () => replayGo(app.replay.idx - 1));
+    $('rp-next').addEventListener('click', () => replayGo(app.replay.idx + 1));
+    $('rp-last').addEventListener('click', () => replayGo(Infinity));
+    $('rp-slider').addEventListener('input', (e) => replayGo(Number(e.target.value)));
+    document.addEventListener('keydown', (e) => {
+      if (!app.replay || $('replay').hidden || e.target.tagName === 'INPUT') return;
+      const moves = { ArrowLeft: -1, ArrowRight: 1 };
+      if (e.key in moves) replayGo(app.replay.idx + moves[e.key]);
+      else if (e.key === 'Home') replayGo(0);
+      else if (e.key === 'End') replayGo(Infinity);
+    });
+    setInterval(tick, 250);
+    setInterval(() => { if (app.ws && app.ws.readyState === WebSocket.OPEN) send({ type: 'ping' }); }, 25000);
+
+    const params = new URLSearchParams(location.search);
+    if (params.has('replay')) {
+      const viewer = params.has('seat') ? Number(params.get('seat')) % 4 : null;
+      showReplay(params.get('replay'), Number.isInteger(viewer) ? viewer : null);
+      return;
+    }
+    const stored = loadSession();
+    if (params.has('table') && params.has('seat')) {
+      const table = params.get('table');
+      const seat = Number(params.get('seat'));
+      const same = stored && stored.table === table && stored.seat === seat;
+      const token = params.get('token') || (same ? stored.token : null);
+      if (!token || !Number.isInteger(seat)) {
+        showLobby();
+        showError(`No token for seat ${params.get('seat')} of table ${table}: open the join link you were given.`);
+        return;
+      }
+      app.session = { table, seat, token, invites: same ? stored.invites || {} : {} };
+      saveSession();
+      showSection('game');
+      $('turn-line').textContent = 'Joining…';
+      joinSession();
+      return;
+    }
+    showLobby();
+    if (stored && stored.table) {
+      const note = el('p', { class: 'resume', 'data-testid': 'resume' }, 'Your table ', el('b', {}, stored.table), ': ',
+        el('a', { href: `/?table=${encodeURIComponent(stored.table)}&seat=${stored.seat}` }, 'return to it'), '.');
+      $('create-form').prepend(note);
+    }
+  }
+
+  init();
+})();
