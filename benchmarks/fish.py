@@ -6,7 +6,9 @@ shipped recording replayed from every seat's view, one exact update (a full reco
 probabilities read after each. Anchors measured beside them: an engine move (tracker update
 cost in engine moves) and, on late positions small enough to enumerate, the brute-force
 reference (fish/belief_reference.py) against the tracker on the same positions.
-Usage: python benchmarks/fish.py --json PATH [--games 200]
+The behaviour-aware tracker (an AskModel, `--ask-model other,lacks,target`) is timed the same
+way beside the logic one.
+Usage: python benchmarks/fish.py --json PATH [--games 200] [--ask-model 0.75,0.75,0.5]
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ import numpy as np
 
 from scrofazero.atomic import write_json_atomic
 from scrofazero.fish.belief import BeliefTracker
+from scrofazero.fish.belief_evidence import AskModel
 from scrofazero.fish.belief_reference import enumerate_consistent_deals, reference_probabilities
 from scrofazero.fish.match import play_game
 from scrofazero.fish.players import RandomPlayer
 from scrofazero.fish.prediction import RecordedGame, load_recordings
 from scrofazero.games.fish.rules import Params
+
+DEFAULT_MODEL = "0.75,0.75,0.5"  # the weights most folds fitted on the recordings (docs/fish.md)
 
 
 def random_games(num_players: int, games: int) -> dict:
@@ -37,24 +42,25 @@ def random_games(num_players: int, games: int) -> dict:
             "mean_moves": moves / games}
 
 
-def _tracker(game: RecordedGame, seat: int) -> BeliefTracker:
+def _tracker(game: RecordedGame, seat: int, model: AskModel | None = None) -> BeliefTracker:
     return BeliefTracker(game.num_players, seat, game.hands[seat],
                          ask_held_allowed=game.ask_held_allowed,
-                         ask_needs_other=game.ask_needs_other)
+                         ask_needs_other=game.ask_needs_other, model=model)
 
 
-def tracker_updates() -> tuple[dict, list]:
+def tracker_updates(model: AskModel | None = None) -> tuple[dict, list]:
     """Every recording from every seat; returns timings and late positions for the anchor.
-    One seat of the first recording is replayed untimed first (numba compiles on first use)."""
+    One seat of the first recording is replayed untimed first (numba compiles on first use).
+    model: the behaviour-aware ask model (None: the logic tracker)."""
     games, _ = load_recordings()
-    tracker = _tracker(games[0], 0)
+    tracker = _tracker(games[0], 0, model)
     for event in games[0].events:  # every kernel's first call
         tracker.update(event)
         tracker.probabilities()
     times, late = [], []
     for game in games:
         for seat in range(game.num_players):
-            tracker = _tracker(game, seat)
+            tracker = _tracker(game, seat, model)
             for i, event in enumerate(game.events):
                 started = time.perf_counter()
                 tracker.update(event)
@@ -101,7 +107,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True)
     parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--ask-model", default=DEFAULT_MODEL,
+                        help="other,lacks,target weights of the behaviour-aware tracker timed "
+                             "beside the logic one")
     args = parser.parse_args()
+    model = AskModel(*(float(x) for x in args.ask_model.split(",")))
     result = {"random_games": {str(n): random_games(n, args.games) for n in (6, 8)}}
     for n, r in result["random_games"].items():
         print(f"random play, {n} players: {r['games_per_s']:.1f} games/s, "
@@ -111,6 +121,12 @@ def main() -> None:
     print(f"exact tracker on the recordings: {t['updates_per_s']:.1f} updates/s over "
           f"{t['updates']} updates (mean {t['mean_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms, "
           f"max {t['max_ms']:.1f} ms)")
+    result["tracker_ask_model"], _ = tracker_updates(model)
+    result["ask_model"] = vars(model)
+    t = result["tracker_ask_model"]
+    print(f"behaviour-aware tracker ({model}): {t['updates_per_s']:.1f} updates/s (mean "
+          f"{t['mean_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms, max {t['max_ms']:.1f} ms)")
+    t = result["tracker"]
     move_s = 1.0 / result["random_games"]["8"]["moves_per_s"]
     result["tracker_update_in_engine_moves"] = (t["mean_ms"] / 1e3) / move_s
     print(f"  one update costs {result['tracker_update_in_engine_moves']:.0f} engine moves")

@@ -14,6 +14,7 @@ import numpy as np
 
 from scrofazero.fish import belief_fast
 from scrofazero.fish.belief_evidence import (
+    AskModel,
     AskRules,
     Evidence,
     Impossible,
@@ -45,11 +46,12 @@ class BeliefTracker:
     exponent of the ask likelihood factor (h / (6 - h)) ** soft per ask, h = the asker's cards
     of the set (0: pure logic). ask_evidence=False ignores what asks say beyond transfers (plain
     counting, the baseline). The 1 / H part of the likelihood is dropped: with public counts H
-    is the same in every deal."""
+    is the same in every deal. model: how people ask (belief_evidence.AskModel), likelihood
+    factors per ask on top of the hard rules; still an exact count."""
 
     def __init__(self, num_players: int, observer: int, hand: Sequence[int], *,
                  ask_held_allowed: bool = False, soft: float = 0.0, ask_needs_other: bool = True,
-                 ask_evidence: bool = True):
+                 ask_evidence: bool = True, model: AskModel | None = None):
         check_num_players(num_players)
         if not 0 <= observer < num_players:
             raise ValueError(f"observer must be a seat 0..{num_players - 1}, got {observer!r}")
@@ -63,7 +65,8 @@ class BeliefTracker:
         self.num_players, self.observer, self.hand = num_players, observer, hand
         self.soft = float(soft)
         self.rules = AskRules(held_allowed=bool(ask_held_allowed),
-                              needs_other=bool(ask_needs_other), evidence=bool(ask_evidence))
+                              needs_other=bool(ask_needs_other), evidence=bool(ask_evidence),
+                              model=model)
         self.events: list[Event] = []
         self._tables: dict = {}  # set-table cache: input key -> arrays
         self._solution = self._solve(self.events)
@@ -175,8 +178,20 @@ class BeliefTracker:
                     log_const += math.log(belief_fast.soft_factor(known, self.soft))
                 else:  # only free cards could explain the ask, and the seat can hold none
                     raise Impossible(f"seat {seat} asked in set {set_id} without holding a card")
-            if sev.atleast or sev.not_named or sev.exact is not None or soft:
-                item, log_scale = self._table(layout, set_id, free, masks, sev, soft)
+            likely = []
+            for seat, known, cards, a, b in sev.likely:
+                cards = [c for c in cards if c in free]
+                if seat in layout.pos and cards:
+                    likely.append((layout.pos[seat], known, sum(1 << free.index(c)
+                                                                for c in cards), a, b))
+                else:  # the seat can hold none of the free cards: the factor is a constant
+                    factor = a if known > 0 else b
+                    if factor == 0.0:
+                        raise Impossible(f"seat {seat} could not have asked as it did in set "
+                                         f"{set_id} under the ask model")
+                    log_const += math.log(factor)
+            if sev.atleast or sev.not_named or sev.exact is not None or soft or likely:
+                item, log_scale = self._table(layout, set_id, free, masks, sev, soft, likely)
                 items.append(item)
                 log_const += log_scale
             else:
@@ -184,19 +199,20 @@ class BeliefTracker:
                     items.append(("pool", card) if mask == layout.full else ("card", card, mask))
         return items, log_const
 
-    def _table(self, layout, set_id, free, masks, sev, soft):
+    def _table(self, layout, set_id, free, masks, sev, soft, likely):
         """(("table", free cards, (dvec [n, A], didx [n], weight [n], card_weight [n, f, A])),
         log scale) for the rows that fit the capacities, weights divided by their maximum (soft
         factors multiply up past float range); the capacity-free part is cached."""
-        key = _table_key(layout, free, masks, sev, soft, self.soft)
+        key = _table_key(layout, free, masks, sev, soft, self.soft) + (tuple(sorted(likely)),)
         if key not in self._tables:
             if len(self._tables) >= _CACHE_LIMIT:
                 self._tables.clear()
             args = _table_args(layout, free, masks, sev, soft)
-            self._tables[key] = belief_fast.set_table(*args, self.soft, _slots(len(free), layout))
+            self._tables[key] = belief_fast.set_table(*args, self.soft, _slots(len(free), layout),
+                                                      *_likely_args(likely))
         dvec, weight, card_weight = self._tables[key]
         fits = np.all(dvec < layout.radix, axis=1)
-        if not fits.any():
+        if not fits.any() or not weight[fits].max() > 0:
             raise Impossible(f"no seats have room for set {set_id}'s cards as required")
         dvec, weight, card_weight = dvec[fits], weight[fits], card_weight[fits]
         scale = weight.max()
@@ -281,6 +297,13 @@ def _table_args(layout: _Layout, free, masks, sev, soft):
     return (as_int(masks), num_seats, as_int(al_seat), as_int(al_cards),
             as_int(nn_cards), np.array(nn_seat, np.int64).reshape(len(nn_cards), len(free)),
             as_int(exact), as_int([s for s, _ in soft]), as_int([k for _, k in soft]))
+
+
+def _likely_args(likely):
+    """numba arrays of the AskModel factors for belief_fast.set_table."""
+    return (np.array([e[0] for e in likely], np.int64), np.array([e[1] for e in likely], np.int64),
+            np.array([e[2] for e in likely], np.int64), np.array([e[3] for e in likely], np.float64),
+            np.array([e[4] for e in likely], np.float64))
 
 
 def _count(layout: _Layout, items):

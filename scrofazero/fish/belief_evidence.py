@@ -32,12 +32,16 @@ class SetEvidence:
     explained by a card it was known to hold). not_named: [{card: seat}]: not every listed card
     is with its seat (a wrong call). exact: free cards of the set per seat (a wrong call with
     public counts), or None. soft: [(seat, known)] per ask by seat: known = set cards it was
-    known to hold then (the rest of h is its free cards of the set)."""
+    known to hold then (the rest of h is its free cards of the set). likely: [(seat, known,
+    cards, a, b)] per behaviour factor of an ask (AskModel): the deal's weight is multiplied by
+    a if the seat held at least one card then (known of them known, or one of the free `cards`),
+    else by b."""
 
     atleast: set = field(default_factory=set)
     not_named: list = field(default_factory=list)
     exact: Optional[tuple[int, ...]] = None
     soft: list = field(default_factory=list)
+    likely: list = field(default_factory=list)
 
 
 @dataclass
@@ -66,15 +70,43 @@ def describe(event: Event) -> str:
 
 
 @dataclass(frozen=True)
+class AskModel:
+    """How people ask, as likelihood factors of each ask given the deal (behaviour-aware belief).
+
+    Each field is a probability-like weight w: deals where the behaviour holds get weight w,
+    the others 1 - w; w = 1 makes it a hard rule, w = 0.5 makes the ask say nothing about it.
+    other: the asker holds another card of the asked set (the ask-needs-another-card rule).
+    lacks: the asker does not hold the asked card (the no-trolling rule).
+    target: the target holds another card of the asked set (people ask whom they expect to hold
+    the set). The hard rules of AskRules still apply on top.
+    """
+
+    other: float = 0.5
+    lacks: float = 0.5
+    target: float = 0.5
+
+    def __post_init__(self):
+        for name in ("other", "lacks", "target"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"AskModel.{name} must be in [0, 1], got {value!r}")
+
+    @property
+    def neutral(self) -> bool:
+        return self.other == self.lacks == self.target == 0.5
+
+
+@dataclass(frozen=True)
 class AskRules:
     """held_allowed: one may ask for a card one holds (no "no trolling"); needs_other: the asker
     holds a card of the set besides the asked one (else the asked card itself may count; only
     matters with held_allowed); evidence=False ignores what asks say beyond transfers (the
-    plain counting baseline)."""
+    plain counting baseline); model: the behaviour factors of every ask (None: none)."""
 
     held_allowed: bool = False
     needs_other: bool = True
     evidence: bool = True
+    model: Optional[AskModel] = None
 
 
 def compile_evidence(num_players: int, observer: int, hand: Sequence[int], events: Sequence[Event],
@@ -146,6 +178,8 @@ def _apply_ask(ev: Evidence, event: Ask, observer: int, rules: AskRules) -> None
                 raise Impossible(f"the asker held no {other}card of that set")
             ev.sets[set_id].atleast.add((asker, free))
         ev.sets[set_id].soft.append((asker, len(known_with_asker)))
+        if rules.model is not None and not rules.model.neutral:
+            _add_behaviour(ev, event, rules.model)
     if event.success:
         if ev.loc[card] != target:
             raise Impossible(f"that card was with seat {ev.loc[card]}, not the target")
@@ -161,6 +195,22 @@ def _apply_ask(ev: Evidence, event: Ask, observer: int, rules: AskRules) -> None
         seats.add(target)
         if not rules.held_allowed:
             seats.add(asker)
+
+
+def _add_behaviour(ev: Evidence, event: Ask, model: AskModel) -> None:
+    """The AskModel factors of one ask, on the cards' places just before it."""
+    asker, target, card = event.asker, event.target, event.card
+    others = [c for c in set_cards(set_of(card)) if c != card]
+    free_others = frozenset(c for c in others if c not in ev.init)
+    likely = ev.sets[set_of(card)].likely
+    for seat, weight in ((asker, model.other), (target, model.target)):
+        if weight != 0.5:
+            known = sum(1 for c in others if ev.loc.get(c) == seat)
+            likely.append((seat, known, free_others, weight, 1.0 - weight))
+    if model.lacks != 0.5:  # "holds the asked card" is the condition: weights swap
+        known = 1 if ev.loc.get(card) == asker else 0
+        free = frozenset((card,)) if card not in ev.init else frozenset()
+        likely.append((asker, known, free, 1.0 - model.lacks, model.lacks))
 
 
 def _apply_call(ev: Evidence, event: Call, observer: int) -> None:

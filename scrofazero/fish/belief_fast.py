@@ -12,14 +12,16 @@ import numpy as np
 
 @numba.njit
 def set_table(masks, num_seats, al_seat, al_cards, nn_cards, nn_seat, exact, sf_seat, sf_known,
-              soft, max_slots):
+              soft, max_slots, lk_seat, lk_known, lk_cards, lk_a, lk_b):
     """All assignments of one set's f free cards to seats 0..num_seats-1 that satisfy the set's
     constraints, grouped by count vector d (capacities are applied later, by the caller).
 
     masks [f]: allowed seats per card (bit p = seat p). al_seat/al_cards [k]: "seat holds at
     least one of these cards" (bit i = free card i). nn_cards [m], nn_seat [m, f]: "not every
     listed card is with its named seat". exact [A] (exact[0] < 0: none): d must equal it.
-    sf_seat/sf_known [s]: one factor soft_factor(sf_known + d[seat]) per ask. Returns dvec
+    sf_seat/sf_known [s]: one factor soft_factor(sf_known + d[seat]) per ask. lk_* [m]: one
+    behaviour factor each: lk_a if lk_known > 0 or the seat holds one of lk_cards (bits), else
+    lk_b. Returns dvec
     [n, A], weight [n] and card_weight [n, f, A] (the part of weight with card i at seat p)."""
     f = masks.shape[0]
     allowed, n_allowed, named_at, seat_factor, power = _table_inputs(
@@ -39,6 +41,11 @@ def set_table(masks, num_seats, al_seat, al_cards, nn_cards, nn_seat, exact, sf_
         index += _move(i, -1, assign[i], d, held, power, 0)
     while True:
         w = _assignment_weight(d, held, al_seat, al_cards, named_at, exact, seat_factor)
+        for j in range(lk_seat.shape[0]):
+            if lk_known[j] > 0 or held[lk_seat[j]] & lk_cards[j] != 0:
+                w *= lk_a[j]
+            else:
+                w *= lk_b[j]
         if w != 0.0:
             slot = lookup[index] - 1
             if slot < 0:

@@ -17,12 +17,13 @@ from scrofazero.games.fish.events import Ask, Call, Event
 def enumerate_consistent_deals(num_players: int, observer: int, hand: Sequence[int],
                                events: Sequence[Event], *, ask_held_allowed: bool = False,
                                ask_needs_other: bool = True, soft: float = 0.0,
-                               limit: int = 200_000):
+                               limit: int = 200_000, model=None):
     """[(deal, weight)]: deal[card] = seat it was dealt to, weight = product over asks of
     (h / max(6 - h, 1)) ** soft (h = the asker's cards of that set then; 1 when soft == 0),
     for every deal consistent with all events. A card that had never moved is pinned to the
     target of its first successful ask or to its seat in a correct call, which only skips
-    deals the replay would reject; ValueError if more than `limit` candidate deals remain."""
+    deals the replay would reject; ValueError if more than `limit` candidate deals remain.
+    model: a belief_evidence.AskModel whose factors multiply the weight (see replay_weight)."""
     size, deck = hand_size(num_players), num_cards(num_players)
     deal = [-1] * deck
     for card in hand:
@@ -46,7 +47,8 @@ def enumerate_consistent_deals(num_players: int, observer: int, hand: Sequence[i
         raise ValueError(f"{_multinomial(room)} candidate deals, over the limit {limit}")
     out = []
     for full in _fill(deal, unknown, room, 0):
-        weight = replay_weight(num_players, full, events, ask_held_allowed, ask_needs_other, soft)
+        weight = replay_weight(num_players, full, events, ask_held_allowed, ask_needs_other, soft,
+                               model)
         if weight > 0:
             out.append((tuple(full), weight))
     return out
@@ -82,9 +84,12 @@ def _fill(deal, unknown, room, i):
 
 
 def replay_weight(num_players: int, deal, events, ask_held_allowed: bool, ask_needs_other: bool,
-                  soft: float) -> float:
+                  soft: float, model=None) -> float:
     """Plays the events on the initial deal: 0 if one of them could not have happened, else
-    the product of the soft ask factors."""
+    the product of the soft ask factors and, with an AskModel, per ask: model.other if the
+    asker holds another card of the set (else 1 - other), model.lacks if it does not hold the
+    asked card (else 1 - lacks), model.target if the target holds another card of the set
+    (else 1 - target); a weight of exactly 0.5 contributes no factor (as in the tracker)."""
     holder = list(deal)
     weight = 1.0
     for event in events:
@@ -101,6 +106,16 @@ def replay_weight(num_players: int, deal, events, ask_held_allowed: bool, ask_ne
                 return 0.0
             if soft:
                 weight *= (len(held) / max(6 - len(held), 1)) ** soft
+            if model is not None:  # a weight of exactly 0.5 is no factor at all
+                others = [c for c in set_cards(set_id) if c != event.card]
+                has_other = any(holder[c] == asker for c in others)
+                if model.other != 0.5:
+                    weight *= model.other if has_other else 1.0 - model.other
+                if model.lacks != 0.5:
+                    weight *= 1.0 - model.lacks if holder[event.card] == asker else model.lacks
+                has_other = any(holder[c] == event.target for c in others)
+                if model.target != 0.5:
+                    weight *= model.target if has_other else 1.0 - model.target
             if event.success:
                 holder[event.card] = asker
         elif isinstance(event, Call):

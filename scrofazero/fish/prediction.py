@@ -13,6 +13,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from scrofazero.fish.belief import BeliefTracker
+from scrofazero.fish.belief_evidence import AskModel
 from scrofazero.games.fish.cards import num_cards, set_cards
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.transcripts import (
@@ -23,6 +24,7 @@ from scrofazero.games.fish.transcripts import (
 )
 
 _CERTAIN = 1.0 - 1e-9  # a probability this close to 1 is a certainty, not a prediction
+LOG_FLOOR = 1e-6  # log-loss floor for a true holder given (almost) no probability
 _TIE = 1e-12
 
 
@@ -100,40 +102,67 @@ def predict_holders(probs: np.ndarray, observer: int, cards: Iterable[int]) -> d
 
 
 def evaluate_game(game: RecordedGame, soft: float = 0.0, observers: Optional[Sequence[int]] = None,
-                  baseline: bool = False) -> dict:
+                  baseline: bool = False, model: Optional[AskModel] = None,
+                  stride: int = 1) -> dict:
     """{"accuracy", "predictions", "correct", "rejected", ...} over the game's observers
     (default: all seats); an accuracy is None when there was nothing to score (a game without
     events). rejected: events a tracker found impossible (skipped for that seat).
     accuracy_incl_certain: the same argmax scored over every in-play card outside the observer's
-    hand, the cards it knows for certain included (a looser count, for comparison only)."""
+    hand, the cards it knows for certain included (the seed's metric). log_loss: mean -ln of the
+    probability given to the true holder over the scored (uncertain) cards, each probability
+    floored at LOG_FLOOR (zero_truth counts the floored ones). model: the behaviour-aware ask
+    likelihood (belief_evidence.AskModel). stride: score every stride-th position only (the
+    tracker still sees every event; for fitting)."""
     seats = range(game.num_players) if observers is None else observers
-    predictions = correct = rejected = wide = wide_correct = 0
+    predictions = correct = rejected = wide = wide_correct = zero_truth = 0
+    loss = 0.0
     for seat in seats:
         tracker = BeliefTracker(game.num_players, seat, game.hands[seat], soft=soft,
                                 ask_held_allowed=game.ask_held_allowed,
-                                ask_needs_other=game.ask_needs_other, ask_evidence=not baseline)
-        for t in range(len(game.events)):
+                                ask_needs_other=game.ask_needs_other, ask_evidence=not baseline,
+                                model=model)
+        fed = 0  # events the tracker has been given (or has rejected)
+        for t in range(0, len(game.events), stride):
+            rejected += _feed(tracker, game.events[fed:t])
+            fed = t
             truth = game.holders[t]
             probs = tracker.probabilities()
             in_play = [c for c, holder in enumerate(truth) if holder >= 0]
             guesses = predict_holders(probs, seat, in_play)
             predictions += len(guesses)
             correct += sum(1 for card, guess in guesses.items() if truth[card] == guess)
+            if guesses:
+                cards = np.fromiter(guesses, np.int64)
+                p_true = probs[np.asarray([truth[c] for c in cards]), cards]
+                zero_truth += int((p_true < LOG_FLOOR).sum())
+                loss -= float(np.log(np.maximum(p_true, LOG_FLOOR)).sum())
             # the wider count: every in-play card outside the observer's hand, certain or not
             others = [c for c in in_play if truth[c] != seat]
             best = np.delete(probs[:, others], seat, axis=0).argmax(axis=0)
             best = best + (best >= seat)  # back to seat numbers
             wide += len(others)
             wide_correct += int((best == np.asarray([truth[c] for c in others])).sum())
-            if t + 1 < len(game.events):
-                try:
-                    tracker.update(game.events[t])
-                except ValueError:
-                    rejected += 1  # a slip the rules allow but this tracker's rules do not
     return {"accuracy": _ratio(correct, predictions), "predictions": predictions,
             "correct": correct, "rejected": rejected,
             "accuracy_incl_certain": _ratio(wide_correct, wide),
-            "predictions_incl_certain": wide, "correct_incl_certain": wide_correct}
+            "predictions_incl_certain": wide, "correct_incl_certain": wide_correct,
+            "log_loss": loss / predictions if predictions else None, "loss_sum": loss,
+            "zero_truth": zero_truth}
+
+
+def _feed(tracker: BeliefTracker, events) -> int:
+    """Give the tracker these events (one count when possible); returns how many it rejected
+    as impossible (a slip the rules allow but this tracker's rules do not: skipped)."""
+    rejected = 0
+    while events:
+        before = len(tracker.events)
+        try:
+            tracker.extend(events)
+            return rejected
+        except ValueError:  # extend kept the events before the culprit
+            rejected += 1
+            events = events[len(tracker.events) - before + 1:]
+    return rejected
 
 
 def _ratio(hits: int, total: int) -> Optional[float]:
@@ -143,15 +172,25 @@ def _ratio(hits: int, total: int) -> Optional[float]:
 
 
 def evaluate_predictions(games: Sequence[RecordedGame], soft: float = 0.0,
-                         observers: Optional[Sequence[int]] = None, baseline: bool = False) -> dict:
+                         observers: Optional[Sequence[int]] = None, baseline: bool = False,
+                         model: Optional[AskModel] = None, stride: int = 1) -> dict:
     """Accuracy over all games: {"accuracy", "predictions", "correct", "per_file": {name:
     evaluate_game(...)}}; accuracy None when no game had a prediction. baseline=True: plain counting (own hand, transfers, calls and hand
     counts; no ask evidence), the floor the logic has to beat."""
-    per_file = {game.name: evaluate_game(game, soft, observers, baseline) for game in games}
+    per_file = {game.name: evaluate_game(game, soft, observers, baseline, model, stride)
+                for game in games}
+    return summarize(per_file)
+
+
+def summarize(per_file: dict) -> dict:
+    """The totals over per-file results of evaluate_game."""
     predictions = sum(r["predictions"] for r in per_file.values())
     correct = sum(r["correct"] for r in per_file.values())
     wide = sum(r["predictions_incl_certain"] for r in per_file.values())
     wide_correct = sum(r["correct_incl_certain"] for r in per_file.values())
+    loss = sum(r["loss_sum"] for r in per_file.values())
     return {"accuracy": _ratio(correct, predictions), "predictions": predictions,
             "correct": correct, "per_file": per_file,
-            "accuracy_incl_certain": _ratio(wide_correct, wide)}
+            "accuracy_incl_certain": _ratio(wide_correct, wide),
+            "log_loss": loss / predictions if predictions else None,
+            "zero_truth": sum(r["zero_truth"] for r in per_file.values())}

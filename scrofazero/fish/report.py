@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from tqdm import tqdm
 
+from scrofazero.fish.ask_fit import ask_statistics, fit_leave_one_out, grid_models
+from scrofazero.fish.belief_evidence import AskModel
 from scrofazero.fish.match import run_match
 from scrofazero.fish.players import FISH_PLAYERS
 from scrofazero.fish.prediction import evaluate_predictions, load_recordings
@@ -24,9 +26,13 @@ def run_fish(cfg) -> dict:
 
 
 def _track(cfg) -> dict:
-    paths = list(cfg.game.transcripts) if cfg.game.transcripts else recording_paths()
+    g = cfg.game
+    paths = list(g.transcripts) if g.transcripts else recording_paths()
     games, issues = load_recordings(paths, tolerant=True)
-    result = evaluate_predictions(games, soft=cfg.game.soft)
+    model = AskModel(g.ask_other, g.ask_lacks, g.ask_target)
+    if g.fit_stride < 1:
+        raise ValueError(f"game.fit_stride must be >= 1, got {g.fit_stride}")
+    result = evaluate_predictions(games, soft=g.soft, model=model)
     if not result["predictions"]:
         # an accuracy of nothing is no result: refuse rather than report NaN with exit 0
         raise ValueError(f"no predictions: {', '.join(str(p) for p in paths)} (no event "
@@ -34,20 +40,42 @@ def _track(cfg) -> dict:
     counting = evaluate_predictions(games, baseline=True)
     result["baseline"] = {"accuracy": counting["accuracy"],
                           "per_file": {k: v["accuracy"] for k, v in counting["per_file"].items()}}
-    result["soft"] = cfg.game.soft
+    result["soft"] = g.soft
+    result["ask_model"] = vars(model)
+    result["ask_statistics"] = ask_statistics(games)
     result["issues"] = [str(issue) for issue in issues]
     print(f"Fish hand prediction: {len(games)} recorded games, every seat as observer, "
           f"{result['predictions']:,} predictions of cards the observer does not know")
-    print(f"  exact tracker (soft={cfg.game.soft:g}): accuracy {_share(result['accuracy'])} "
-          f"(plain counting {_share(counting['accuracy'])})")
-    for name, entry in result["per_file"].items():
-        print(f"    {name}: {_share(entry['accuracy'])} of {entry['predictions']:,} "
-              f"(counting {_share(result['baseline']['per_file'][name])})")
-    print(f"  scored over every card outside the observer's hand, known ones included: "
-          f"{_share(result['accuracy_incl_certain'])}")
+    _print_rows("exact tracker" + ("" if model.neutral else f" with {model}")
+                + (f", soft={g.soft:g}" if g.soft else ""), result, counting)
+    if g.fit_ask_model:
+        models = grid_models()
+        with tqdm(total=len(models), disable=not cfg.progress, unit="model",
+                  desc="ask model, leave-one-file-out") as bar:
+            fitted = fit_leave_one_out(games, models, stride=g.fit_stride,
+                                       progress=bar.update)
+        result["fitted"] = fitted
+        _print_rows("behaviour-aware tracker, weights fitted without the file", fitted, counting)
+        for name, fold in fitted["folds"].items():
+            print(f"    {name}: fitted on the others: {fold}")
+    stats = result["ask_statistics"]["total"]
+    print(f"  asks {stats['asks']}: asker held no other card of the set {stats['asker_no_other_card']}, "
+          f"held the asked card {stats['asker_held_asked_card']}; target held another card "
+          f"{stats['target_held_another_card']} ({stats['target_held_another_card'] / max(stats['asks'], 1):.3f}, "
+          f"other opponents {stats['other_opponents_held_another_card'] or 0:.3f})")
     for issue in result["issues"]:
         print(f"  recording slip: {issue}")
     return result
+
+
+def _print_rows(title: str, result: dict, counting: dict) -> None:
+    print(f"  {title}: accuracy {_share(result['accuracy'])} (plain counting "
+          f"{_share(counting['accuracy'])}); the seed's metric (known cards included) "
+          f"{_share(result['accuracy_incl_certain'])}; log-loss {_share(result['log_loss'])}")
+    for name, entry in result["per_file"].items():
+        print(f"    {name}: {_share(entry['accuracy'])} of {entry['predictions']:,}, seed's "
+              f"metric {_share(entry['accuracy_incl_certain'])}, log-loss "
+              f"{_share(entry['log_loss'])} (counting {_share(counting['per_file'][name]['accuracy'])})")
 
 
 def _share(accuracy) -> str:

@@ -2,7 +2,8 @@
 
 Invariants: mode=track writes accuracy, per_file and predictions for the given recordings, with
 the tracker above plain counting and the looser count (known cards included) above the strict
-one; a file without predictions has a null (never NaN) accuracy, and no predictions at all is
+one, the ask model's weights, log-loss and ask statistics; a weight outside [0, 1] is refused
+by name; a file without predictions has a null (never NaN) accuracy, and no predictions at all is
 an error naming the files; a slip in a user's transcript is reported with file and line and the
 rest still scored; mode=match writes a table per table size with win counts that add up and a
 95% interval around the win rate; bad players, modes and game counts fail with a message naming them.
@@ -26,13 +27,24 @@ def run_cli(*args):
 def test_track_one_recording(tmp_path):
     path = next(p for p in recording_paths() if "1527" in p.name)  # the 6-player game
     out = tmp_path / "t.json"
-    proc = run_cli("mode=track", f"game.transcripts=[{path}]", f"out={out}")
+    proc = run_cli("mode=track", f"game.transcripts=[{path}]", "game.ask_other=0.97",
+                   "game.ask_lacks=0.9", "game.ask_target=0.7", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert set(result["per_file"]) == {path.name} and result["predictions"] > 1000
     assert result["accuracy"] > result["baseline"]["accuracy"] + 0.03
     assert result["accuracy_incl_certain"] > result["accuracy"]
     assert result["issues"] == []
+    assert result["ask_model"] == {"other": 0.97, "lacks": 0.9, "target": 0.7}
+    assert 0 < result["log_loss"] < 2.0 and result["zero_truth"] == 0
+    asks = sum(1 for line in path.read_text().splitlines()[1:-1] if "{" not in line)
+    assert result["ask_statistics"]["total"]["asks"] == asks
+
+
+def test_track_refuses_a_weight_outside_0_1(tmp_path):
+    path = next(p for p in recording_paths() if "1527" in p.name)
+    proc = run_cli("mode=track", f"game.transcripts=[{path}]", "game.ask_target=1.5")
+    assert proc.returncode == 2 and "AskModel.target" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_track_reports_a_slip_and_goes_on(tmp_path):

@@ -9,7 +9,8 @@ transfers) are exact, called sets are zero, and the true holder always has posit
 probability (also on a recorded human game); a failed ask zeroes (target, card) and, without
 trolling, (asker, card); the trolling variants accept exactly the asks their rules allow;
 relabelling seats within a team or cards within a set relabels the
-answer; an impossible event raises a ValueError naming it and leaves the tracker unchanged.
+answer; the behaviour-aware ask model (AskModel) equals enumeration too, and its special cases
+equal the hard rules (weight 1) and no evidence (weight 0.5); an impossible event raises a ValueError naming it and leaves the tracker unchanged.
 """
 
 import math
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from scrofazero.fish.belief import BeliefTracker, enumerate_consistent_deals
+from scrofazero.fish.belief_evidence import AskModel
 from scrofazero.fish.belief_reference import reference_probabilities
 from scrofazero.fish.prediction import true_holders
 from scrofazero.games.fish.cards import set_cards, teammates
@@ -95,6 +97,77 @@ def test_dp_equals_enumeration(num_players, params, soft):
                 if compared >= 15:
                     return
     pytest.fail(f"only {compared} small positions found")
+
+
+MODEL_CASES = [  # (num_players, params, soft, AskModel fields)
+    (8, {"ask_held_allowed": True, "ask_needs_other": False}, 0.0, (0.9, 0.8, 0.7)),
+    (6, {"ask_held_allowed": True, "ask_needs_other": False}, 1.0, (0.97, 0.6, 0.4)),
+    (8, {"ask_held_allowed": True}, 0.0, (0.5, 0.9, 0.5)),
+    (8, {}, 0.0, (0.5, 0.5, 0.75)),
+    (6, {"public_counts": False}, 0.0, (0.5, 0.5, 0.3)),
+]
+
+
+@pytest.mark.parametrize("num_players,params,soft,model", MODEL_CASES)
+def test_ask_model_dp_equals_enumeration(num_players, params, soft, model):
+    model = AskModel(*model)
+    compared = 0
+    for seed in range(12):
+        state = random_game(seed, num_players, **params)
+        for observer in (seed % num_players, (seed + 5) % num_players):
+            hand = state.initial_hands[observer]
+            for k in range(len(state.events) - 1, 0, -4):
+                try:
+                    deals = enumerate_consistent_deals(num_players, observer, hand,
+                                                       state.events[:k], soft=soft, limit=1500,
+                                                       model=model, **params_rules(params))
+                except ValueError:
+                    break
+                tracker = tracker_for(state, observer, soft, model=model)
+                tracker.extend(state.events[:k])
+                probs, total = reference_probabilities(num_players, deals)
+                assert tracker.initial_probabilities() == pytest.approx(probs, abs=1e-9)
+                assert tracker.num_consistent_deals() == pytest.approx(total, rel=1e-9)
+                compared += 1
+                if compared >= 12:
+                    return
+    pytest.fail(f"only {compared} small positions found")
+
+
+def test_ask_model_special_cases():
+    """other = 1 is the hard another-card rule, lacks = 1 the hard no-trolling rule, 0.5 the
+    absence of the factor; models that differ give different beliefs."""
+    loose = {"ask_held_allowed": True, "ask_needs_other": False}
+    differ = 0
+    for seed in range(6):
+        state = random_game(seed, 8, **loose)
+        observer = seed % 8
+        for k in (len(state.events) // 3, len(state.events) // 2):
+            events = state.events[:k]
+            def probs(model=None, **rules):
+                tracker = BeliefTracker(8, observer, state.initial_hands[observer],
+                                        model=model, **{**loose, **rules})
+                tracker.extend(events)
+                return tracker.probabilities()
+            plain = probs()
+            assert np.allclose(probs(AskModel()), plain, atol=1e-12)
+            try:
+                hard_other = probs(ask_needs_other=True)
+            except ValueError:  # an ask without another card: the hard rule rejects it
+                with pytest.raises(ValueError):
+                    probs(AskModel(other=1.0))
+            else:
+                assert np.allclose(probs(AskModel(other=1.0)), hard_other, atol=1e-9)
+            try:
+                hard_lacks = probs(ask_held_allowed=False, ask_needs_other=True)
+            except ValueError:
+                pass
+            else:
+                assert np.allclose(probs(AskModel(other=1.0, lacks=1.0)), hard_lacks, atol=1e-9)
+            differ += not np.allclose(probs(AskModel(0.9, 0.9, 0.7)), plain, atol=1e-6)
+    assert differ >= 10
+    with pytest.raises(ValueError, match="AskModel.target"):
+        AskModel(target=1.5)
 
 
 def params_rules(params):
