@@ -76,25 +76,31 @@ CASES = [  # (num_players, params, soft)
 
 @pytest.mark.parametrize("num_players,params,soft", CASES)
 def test_dp_equals_enumeration(num_players, params, soft):
+    compare_with_enumeration(num_players, params, soft, None, observer_shift=3, positions=15)
+
+
+def compare_with_enumeration(num_players, params, soft, model, observer_shift, positions):
+    """The tracker's initial marginals and deal count equal brute-force enumeration on
+    `positions` small late positions of seeded engine games."""
     compared = 0
     for seed in range(12):
         state = random_game(seed, num_players, **params)
-        for observer in (seed % num_players, (seed + 3) % num_players):
+        for observer in (seed % num_players, (seed + observer_shift) % num_players):
             hand = state.initial_hands[observer]
             for k in range(len(state.events) - 1, 0, -4):
                 try:
                     deals = enumerate_consistent_deals(num_players, observer, hand,
                                                        state.events[:k], soft=soft, limit=1500,
-                                                       **params_rules(params))
+                                                       model=model, **params_rules(params))
                 except ValueError:
                     break  # too many deals for the reference from here back
-                tracker = tracker_for(state, observer, soft)
+                tracker = tracker_for(state, observer, soft, model=model)
                 tracker.extend(state.events[:k])
                 probs, total = reference_probabilities(num_players, deals)
                 assert tracker.initial_probabilities() == pytest.approx(probs, abs=1e-9)
                 assert tracker.num_consistent_deals() == pytest.approx(total, rel=1e-9)
                 compared += 1
-                if compared >= 15:
+                if compared >= positions:
                     return
     pytest.fail(f"only {compared} small positions found")
 
@@ -110,28 +116,8 @@ MODEL_CASES = [  # (num_players, params, soft, AskModel fields)
 
 @pytest.mark.parametrize("num_players,params,soft,model", MODEL_CASES)
 def test_ask_model_dp_equals_enumeration(num_players, params, soft, model):
-    model = AskModel(*model)
-    compared = 0
-    for seed in range(12):
-        state = random_game(seed, num_players, **params)
-        for observer in (seed % num_players, (seed + 5) % num_players):
-            hand = state.initial_hands[observer]
-            for k in range(len(state.events) - 1, 0, -4):
-                try:
-                    deals = enumerate_consistent_deals(num_players, observer, hand,
-                                                       state.events[:k], soft=soft, limit=1500,
-                                                       model=model, **params_rules(params))
-                except ValueError:
-                    break
-                tracker = tracker_for(state, observer, soft, model=model)
-                tracker.extend(state.events[:k])
-                probs, total = reference_probabilities(num_players, deals)
-                assert tracker.initial_probabilities() == pytest.approx(probs, abs=1e-9)
-                assert tracker.num_consistent_deals() == pytest.approx(total, rel=1e-9)
-                compared += 1
-                if compared >= 12:
-                    return
-    pytest.fail(f"only {compared} small positions found")
+    compare_with_enumeration(num_players, params, soft, AskModel(*model), observer_shift=5,
+                             positions=12)
 
 
 def test_ask_model_special_cases():
@@ -144,10 +130,10 @@ def test_ask_model_special_cases():
         observer = seed % 8
         for k in (len(state.events) // 3, len(state.events) // 2):
             events = state.events[:k]
-            def probs(model=None, **rules):
-                tracker = BeliefTracker(8, observer, state.initial_hands[observer],
-                                        model=model, **{**loose, **rules})
-                tracker.extend(events)
+            def probs(model=None, hand=state.initial_hands[observer], seen=events,
+                      observer=observer, **rules):
+                tracker = BeliefTracker(8, observer, hand, model=model, **{**loose, **rules})
+                tracker.extend(seen)
                 return tracker.probabilities()
             plain = probs()
             assert np.allclose(probs(AskModel()), plain, atol=1e-12)
