@@ -2,6 +2,7 @@
 
     python evaluate.py --matrix players=[random,if,greed] deals=N out=PATH
     python evaluate.py --wpg player=if deals=512
+    python evaluate.py game=fish mode=track model=models/fish_predictor.pt
 """
 
 import os
@@ -15,9 +16,12 @@ from omegaconf import DictConfig  # noqa: E402
 
 from scrofazero import entry  # noqa: E402
 
-# Hydra takes key=value overrides only; map the two mode flags onto the `mode` field.
+# Hydra takes key=value overrides only; map the two mode flags onto the `mode` field. `model`
+# names train.py's network-size group, so a file given as model=PATH goes to `predictor`.
 _FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
 sys.argv = [_FLAGS.get(arg, arg) for arg in sys.argv]
+sys.argv = ["predictor=" + arg[len("model="):] if arg.startswith("model=") else arg
+            for arg in sys.argv]
 entry.register_configs()
 
 

@@ -8,7 +8,13 @@ cost in engine moves) and, on late positions small enough to enumerate, the brut
 reference (fish/belief_reference.py) against the tracker on the same positions.
 The behaviour-aware tracker (an AskModel, `--ask-model other,lacks,target`) is timed the same
 way beside the logic one.
+Learners (issue 16): self-play games/s of `train.py game=fish` (a fresh scorer, the default
+settings, `--selfplay-games` per table size) and its update time; the hand predictor's
+simulated training games/s (fish/predictor_data.py), training and inference samples/s (one
+sample = one observer's prediction of every card before one event) and a play-time session's
+update latency (tracker plus network per event, fish/predictor.py HandPredictor).
 Usage: python benchmarks/fish.py --json PATH [--games 200] [--ask-model 0.75,0.75,0.5]
+       [--selfplay-games 4] [--no-learners]
 """
 
 from __future__ import annotations
@@ -26,6 +32,16 @@ from scrofazero.fish.match import play_game
 from scrofazero.fish.players import RandomPlayer
 from scrofazero.fish.prediction import RecordedGame, load_recordings
 from scrofazero.games.fish.rules import Params
+
+import torch
+from types import SimpleNamespace
+
+from scrofazero.fish.config import FishConfig
+from scrofazero.fish.learned import Scorer
+from scrofazero.fish.predictor import (DEFAULT_MODEL as PREDICTOR, HandPredictor, TrainConfig,
+                                       load_predictor, predict_game, train_on)
+from scrofazero.fish.predictor_data import simulate_game, to_recorded_game
+from scrofazero.fish.train import _Tally, play_training_game, run_meta, update
 
 DEFAULT_MODEL = "0.75,0.75,0.5"  # the weights most folds fitted on the recordings (docs/fish.md)
 
@@ -103,6 +119,68 @@ def reference_anchor(late: list) -> dict:
             "speedup_vs_reference": slow / fast if fast else None}
 
 
+def self_play(games: int) -> dict:
+    """train.py game=fish's self-play with a fresh scorer: games per table size, then one
+    update on all their decisions."""
+    meta = run_meta(SimpleNamespace(game=FishConfig(), train=SimpleNamespace(seed=0)))
+    torch.manual_seed(0)
+    net = Scorer(hidden=meta["hidden"], alpha=meta["alpha"])
+    out, batch = {}, []
+    for size in meta["train_sizes"]:
+        meta_n = {**meta, "train_sizes": [size]}
+        started = time.perf_counter()
+        for i in range(games):
+            batch += play_training_game(net, meta_n, i, 0.0, _Tally())
+        seconds = time.perf_counter() - started
+        out[str(size)] = {"games": games, "games_per_s": games / seconds}
+    optimizer = torch.optim.Adam(net.parameters(), lr=meta["lr"])
+    started = time.perf_counter()
+    update(net, optimizer, batch, meta)
+    out["update"] = {"decisions": len(batch), "seconds": time.perf_counter() - started}
+    return out
+
+
+def predictor_speed() -> dict:
+    """The hand predictor: simulated training games (the generator's mix of kinds), training
+    and inference samples/s on them, and a session's per-event latency."""
+    kinds = {6: ["imitation", "logic"] * 3, 8: ["imitation", "logic", "imitation", "random"] * 2}
+    games, sim = [], {}
+    for size, seeds in ((6, 3), (8, 2)):
+        started = time.perf_counter()
+        made = [simulate_game(size, kinds[size], seed=s) for s in range(seeds)]
+        sim[str(size)] = {"games": seeds, "games_per_s": seeds / (time.perf_counter() - started)}
+        games += made
+    samples = sum(g.num_steps * g.num_players for g in games)
+    model = load_predictor(PREDICTOR)
+    started = time.perf_counter()
+    with torch.no_grad():
+        for g in games:
+            for o in range(g.num_players):
+                predict_game(model, g, o)
+    infer = samples / (time.perf_counter() - started)
+    cfg = TrainConfig(steps=10, batch=8, eval_every=1000, table_sizes=(6, 8), seed=0)
+    mean_steps = {n: np.mean([g.num_steps for g in games if g.num_players == n]) for n in (6, 8)}
+    trained = sum(cfg.batch * mean_steps[(6, 8)[k % 2]] for k in range(1, cfg.steps + 1))
+    started = time.perf_counter()
+    train_on(model, games, cfg)  # a step: `batch` whole sequences of one table size
+    train_s = time.perf_counter() - started
+    game = to_recorded_game(games[0])
+    session = HandPredictor(load_predictor(PREDICTOR), game.num_players, 0, game.hands[0])
+    times = []
+    for event in game.events:
+        started = time.perf_counter()
+        session.update(event)
+        session.probabilities()
+        times.append(time.perf_counter() - started)
+    times = np.array(times[1:])  # the first includes one-off set-up
+    return {"simulated_games": sim, "inference_samples_per_s": infer,
+            "training_samples_per_s": trained / train_s,
+            "training_seconds_per_step": train_s / cfg.steps,
+            "session_update_ms": {"mean": 1e3 * times.mean(),
+                                  "p99": 1e3 * np.quantile(times, 0.99),
+                                  "max": 1e3 * times.max()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True)
@@ -110,7 +188,10 @@ def main() -> None:
     parser.add_argument("--ask-model", default=DEFAULT_MODEL,
                         help="other,lacks,target weights of the behaviour-aware tracker timed "
                              "beside the logic one")
+    parser.add_argument("--selfplay-games", type=int, default=4)
+    parser.add_argument("--no-learners", action="store_true")
     args = parser.parse_args()
+    torch.set_num_threads(1)
     model = AskModel(*(float(x) for x in args.ask_model.split(",")))
     result = {"random_games": {str(n): random_games(n, args.games) for n in (6, 8)}}
     for n, r in result["random_games"].items():
@@ -136,6 +217,22 @@ def main() -> None:
         print(f"  brute-force reference on {a['positions']} late positions: "
               f"{a['reference_seconds_per_position']:.3f} s each; tracker "
               f"{a['speedup_vs_reference']:.0f}x faster (same probabilities)")
+    if not args.no_learners:
+        result["self_play"] = self_play(args.selfplay_games)
+        for n in ("6", "8"):
+            print(f"train.py game=fish self-play, {n} players: "
+                  f"{result['self_play'][n]['games_per_s']:.2f} games/s")
+        u = result["self_play"]["update"]
+        print(f"  one update on {u['decisions']} decisions: {u['seconds']:.2f} s")
+        result["predictor"] = p = predictor_speed()
+        print("hand predictor: simulated training games "
+              + ", ".join(f"{n} players {r['games_per_s']:.3f} games/s"
+                          for n, r in p["simulated_games"].items())
+              + f"; training {p['training_samples_per_s']:.0f} samples/s "
+              f"({p['training_seconds_per_step']:.2f} s per step of 8 sequences); inference "
+              f"{p['inference_samples_per_s']:.0f} samples/s; a session's update (tracker + "
+              f"network) mean {p['session_update_ms']['mean']:.1f} ms, p99 "
+              f"{p['session_update_ms']['p99']:.1f} ms")
     print(f"wrote {write_json_atomic(args.json, result)}")
 
 

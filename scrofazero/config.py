@@ -107,5 +107,6 @@ class EvaluateConfig:
     greed_samples: int = 20  # sampled deals per Mr. Greed decision (the doc's N)
     belief_games: int = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
+    predictor: Optional[str] = None  # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line

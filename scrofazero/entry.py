@@ -21,6 +21,7 @@ from scrofazero.config import EvaluateConfig, GameConfig, ModelConfig, TrainConf
 from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
 from scrofazero.fish.config import FishConfig
 from scrofazero.fish.report import run_fish
+from scrofazero.fish.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.config import PlayConfig
 from scrofazero.tiny_crew.config import TinyCrewConfig
@@ -46,8 +47,8 @@ class GameEntry:
 GAMES = {
     "gongzhu": GameEntry(GameConfig, train_gongzhu, evaluate_gongzhu),
     "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, run_tiny_crew),
-    "fish": GameEntry(FishConfig, None, run_fish,
-                      no_learner="Fish: python evaluate.py game=fish mode=track|match"),
+    "fish": GameEntry(FishConfig, run_fish_training, run_fish,
+                      no_learner="Fish: python train.py game=fish trains the learned player"),
 }
 
 

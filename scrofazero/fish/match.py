@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from scrofazero.fish.players import make_fish_player
+from scrofazero.fish.roster import make_fish_player
+from scrofazero.games.fish.events import Event
 from scrofazero.games.fish.rules import AskMove, FishState, Params
 
 
@@ -27,26 +28,29 @@ def play_game(params: Params, players: list, seed: int, first_player: int = 0,
                      ask_needs_other=params.ask_needs_other)
     moves = 0
     while not state.is_terminal:
-        event = None
-        if params.calls == "any_time":
-            n = params.num_players
-            for seat in ((state.current_player + k) % n for k in range(n)):
-                move = players[seat].call_now(state.view(seat))
-                if move is not None:
-                    event = state.call(seat, move.set_id, move.assignment)
-                    break
-        if event is None:
-            mover = state.current_player
-            move = players[mover].act(state.view(mover, force_call=moves >= max_moves))
-            if isinstance(move, AskMove):
-                event = state.ask(move.target, move.card)
-            else:
-                event = state.call(mover, move.set_id, move.assignment)
+        event = play_move(state, players, force_call=moves >= max_moves)
         moves += 1
         for player in players:
             player.observe(event)
     return {"score": state.score, "returns": state.returns(), "moves": moves,
             "capped": moves > max_moves}
+
+
+def play_move(state: FishState, players: list, force_call: bool = False) -> Event:
+    """One move on `state`: under calls=any_time the first seat, from the player to move on,
+    whose `call_now` calls; else the player to move's `act` (made to call when force_call).
+    Returns the event (the players are not told)."""
+    if state.params.calls == "any_time":
+        n = state.num_players
+        for seat in ((state.current_player + k) % n for k in range(n)):
+            move = players[seat].call_now(state.view(seat))
+            if move is not None:
+                return state.call(seat, move.set_id, move.assignment)
+    mover = state.current_player
+    move = players[mover].act(state.view(mover, force_call=force_call))
+    if isinstance(move, AskMove):
+        return state.ask(move.target, move.card)
+    return state.call(mover, move.set_id, move.assignment)
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:

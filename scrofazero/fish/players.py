@@ -16,8 +16,6 @@ from scrofazero.games.fish.cards import set_cards, set_of, team_of, teammates
 from scrofazero.games.fish.events import Ask, Event
 from scrofazero.games.fish.rules import AskMove, CallMove, FishView, Move
 
-FISH_PLAYERS = ("random", "logic", "logic_open")
-
 
 class RandomPlayer:
     """Asks a uniformly random legal ask; on its turn calls a random uncalled set with
@@ -140,13 +138,3 @@ class LogicPlayer:
             if p > best_p:
                 best, best_p = CallMove(set_id, tuple(zip(cards, seats))), p
         return best
-
-
-def make_fish_player(name: str, **kwargs):
-    """'random', 'logic' or 'logic_open' (logic without hiding; keyword arguments go to the
-    player)."""
-    if name == "random":
-        return RandomPlayer(**kwargs)
-    if name in ("logic", "logic_open"):
-        return LogicPlayer(**{**kwargs, "hide": name == "logic"})
-    raise ValueError(f"unknown Fish player {name!r}; choose from {FISH_PLAYERS}")

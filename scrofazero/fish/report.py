@@ -11,9 +11,11 @@ from tqdm import tqdm
 
 from scrofazero.fish.ask_fit import ask_statistics, fit_leave_one_out, grid_models
 from scrofazero.fish.belief_evidence import AskModel
+from scrofazero.fish.learned import DEFAULT_MODEL
 from scrofazero.fish.match import run_match
-from scrofazero.fish.players import FISH_PLAYERS
 from scrofazero.fish.prediction import evaluate_predictions, load_recordings
+from scrofazero.fish.predictor import evaluate_predictor
+from scrofazero.fish.roster import FISH_PLAYERS
 from scrofazero.games.fish.transcripts import recording_paths
 
 FISH_MODES = ("track", "match")
@@ -58,6 +60,8 @@ def _track(cfg) -> dict:
         _print_rows("behaviour-aware tracker, weights fitted without the file", fitted, counting)
         for name, fold in fitted["folds"].items():
             print(f"    {name}: fitted on the others: {fold}")
+    if cfg.predictor:
+        result["predictor"] = _predictor_rows(cfg.predictor, games, result)
     stats = result["ask_statistics"]["total"]
     print(f"  asks {stats['asks']}: asker held no other card of the set {stats['asker_no_other_card']}, "
           f"held the asked card {stats['asker_held_asked_card']}; target held another card "
@@ -66,6 +70,24 @@ def _track(cfg) -> dict:
     for issue in result["issues"]:
         print(f"  recording slip: {issue}")
     return result
+
+
+def _predictor_rows(path: str, games, tracker: dict) -> dict:
+    """The learned predictor (fish/predictor.py) on the same positions as the tracker rows
+    above; its own tracker figures use the model's float32 tie rule (`tracker_matched`)."""
+    scored = evaluate_predictor(path, games)
+    matched = scored["tracker_matched"]
+    print(f"  learned predictor {path}: accuracy {_share(scored['accuracy'])}; the seed's metric "
+          f"{_share(scored['accuracy_incl_certain'])}; log-loss {_share(scored['log_loss'])}; "
+          f"calibration error {scored['calibration']['ece']:.4f}")
+    print(f"    vs the tracker above: seed's metric "
+          f"{100 * (scored['accuracy_incl_certain'] - tracker['accuracy_incl_certain']):+.2f} "
+          f"points, log-loss {scored['log_loss'] - tracker['log_loss']:+.4f}; vs its input (the "
+          f"logic tracker, same tie rule): {100 * (scored['accuracy_incl_certain'] - matched['accuracy_incl_certain']):+.2f} points")
+    for name, entry in scored["per_file"].items():
+        print(f"    {name}: {_share(entry['accuracy'])}, seed's metric "
+              f"{_share(entry['accuracy_incl_certain'])}, log-loss {_share(entry['log_loss'])}")
+    return scored
 
 
 def _print_rows(title: str, result: dict, counting: dict) -> None:
@@ -96,13 +118,21 @@ def _match(cfg) -> dict:
     kwargs = {"random": {"call_prob": float(g.random_call_prob)},
               "logic": {"soft": float(g.soft), "hide_margin": float(g.hide_margin)},
               "logic_open": {"soft": float(g.soft)}}
+    checkpoint = cfg.checkpoint or DEFAULT_MODEL  # the learned player's scorer file
     tables = {}
     for size in g.table_sizes:
+        calls: dict = {}  # the learned players' calls at this table size (fish/learned.py)
+        kwargs["learned"] = {"checkpoint": checkpoint, "greedy": bool(g.learned_greedy),
+                             "stats": calls}
         with tqdm(total=2 * cfg.game.games, disable=not cfg.progress, unit="game",
                   desc=f"{names[0]} vs {names[1]}, {size} players") as bar:
             tables[str(size)] = run_match(names, int(size), cfg.game.games, seed=cfg.seed,
                                           params_kwargs=params, player_kwargs=kwargs,
                                           max_moves=g.max_moves, progress=bar.update)
+        if "learned" in names:
+            tables[str(size)]["learned_calls"] = {
+                "calls": calls.get("calls", 0), "right": calls.get("right", 0),
+                "accuracy": calls["right"] / calls["calls"] if calls.get("calls") else None}
     print(f"Fish: {names[0]} (team A) vs {names[1]} (team B), each deal played twice with the "
           "teams swapped; win rate of A, draws count half")
     for size, r in tables.items():
@@ -110,7 +140,11 @@ def _match(cfg) -> dict:
               f"over {r['games']} games (W {r['wins']} D {r['draws']} L {r['losses']}; sets "
               f"{r['mean_sets'][0]:.2f}-{r['mean_sets'][1]:.2f}; {r['mean_moves']:.0f} moves; "
               f"{r['seconds']:.0f} s)")
+        if "learned_calls" in r:
+            c = r["learned_calls"]
+            print(f"    learned calls right: {c['right']} of {c['calls']}")
     return {"players": names, "games_per_table": 2 * cfg.game.games, "tables": tables,
             "settings": {**params, "soft": g.soft, "max_moves": g.max_moves,
                          "hide_margin": g.hide_margin,
-                         "random_call_prob": g.random_call_prob, "seed": cfg.seed}}
+                         "random_call_prob": g.random_call_prob, "seed": cfg.seed,
+                         **({"checkpoint": checkpoint} if "learned" in names else {})}}

@@ -6,7 +6,8 @@ one, the ask model's weights, log-loss and ask statistics; a weight outside [0, 
 by name; a file without predictions has a null (never NaN) accuracy, and no predictions at all is
 an error naming the files; a slip in a user's transcript is reported with file and line and the
 rest still scored; mode=match writes a table per table size with win counts that add up and a
-95% interval around the win rate; bad players, modes and game counts fail with a message naming them.
+95% interval around the win rate; model=PATH scores the learned predictor on the same
+positions, above its input tracker; bad players, modes and game counts fail with a message naming them.
 """
 
 import json
@@ -17,6 +18,7 @@ from pathlib import Path
 from scrofazero.games.fish.transcripts import recording_paths
 
 ROOT = Path(__file__).resolve().parents[2]
+SHIPPED_PREDICTOR = ROOT / "models" / "fish_predictor.pt"
 
 
 def run_cli(*args):
@@ -28,7 +30,8 @@ def test_track_one_recording(tmp_path):
     path = next(p for p in recording_paths() if "1527" in p.name)  # the 6-player game
     out = tmp_path / "t.json"
     proc = run_cli("mode=track", f"game.transcripts=[{path}]", "game.ask_other=0.97",
-                   "game.ask_lacks=0.9", "game.ask_target=0.7", f"out={out}")
+                   "game.ask_lacks=0.9", "game.ask_target=0.7", f"out={out}",
+                   f"model={SHIPPED_PREDICTOR}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert set(result["per_file"]) == {path.name} and result["predictions"] > 1000
@@ -39,6 +42,14 @@ def test_track_one_recording(tmp_path):
     assert 0 < result["log_loss"] < 2.0 and result["zero_truth"] == 0
     asks = sum(1 for line in path.read_text().splitlines()[1:-1] if "{" not in line)
     assert result["ask_statistics"]["total"]["asks"] == asks
+    # the learned predictor on the same positions (model=PATH), beside its input tracker
+    learned = result["predictor"]
+    assert set(learned["per_file"]) == {path.name}
+    assert learned["predictions"] == result["predictions"]
+    assert learned["tracker_matched"]["predictions"] == result["predictions"]
+    assert learned["accuracy_incl_certain"] > learned["tracker_matched"]["accuracy_incl_certain"]
+    assert learned["log_loss"] < learned["tracker_matched"]["log_loss"]
+    assert 0 <= learned["calibration"]["ece"] < 0.1
 
 
 def test_track_refuses_a_weight_outside_0_1(tmp_path):

@@ -17,39 +17,15 @@ import math
 
 import numpy as np
 import pytest
+from fish_games import random_game
 
 from scrofazero.fish.belief import BeliefTracker, enumerate_consistent_deals
 from scrofazero.fish.belief_evidence import AskModel
 from scrofazero.fish.belief_reference import reference_probabilities
 from scrofazero.fish.prediction import true_holders
-from scrofazero.games.fish.cards import set_cards, teammates
+from scrofazero.games.fish.cards import set_cards
 from scrofazero.games.fish.events import Ask, Call
 from scrofazero.games.fish.rules import FishState, Params
-
-
-def random_game(seed, num_players=8, p_hit=0.7, p_wrong=0.15, **params) -> FishState:
-    """A seeded engine game that transfers many cards (asks hit with probability p_hit when
-    some legal ask can), calls sets a team holds, and now and then makes a wrong call."""
-    rng = np.random.default_rng(seed)
-    state = FishState.deal(Params(num_players=num_players, **params), rng)
-    while not state.is_terminal:
-        me = state.current_player
-        team = teammates(me, num_players)
-        full = [s for s in state.uncalled_sets()
-                if all(state.holder(c) in team for c in set_cards(s))]
-        if state.must_call or (full and rng.random() < 0.5) or rng.random() < p_wrong * 0.1:
-            if full and rng.random() > p_wrong:
-                s = full[rng.integers(len(full))]
-                state.call(me, s, [(c, state.holder(c)) for c in set_cards(s)])
-            else:
-                s = state.uncalled_sets()[rng.integers(len(state.uncalled_sets()))]
-                state.call(me, s, [(c, team[rng.integers(len(team))]) for c in set_cards(s)])
-            continue
-        asks = state.legal_asks()
-        hits = [a for a in asks if state.holder(a[1]) == a[0]]
-        pick = hits if hits and rng.random() < p_hit else asks
-        state.ask(*pick[rng.integers(len(pick))])
-    return state
 
 
 def truth_along(state: FishState):

@@ -8,11 +8,12 @@ asks only to the player to move; swapping teams over a deal is symmetric for ide
 the Wilson interval matches known values; bad player names and counts are refused.
 """
 
-import numpy as np
 import pytest
+from fish_games import deal_with
 
 from scrofazero.fish.match import play_game, run_match, wilson
-from scrofazero.fish.players import LogicPlayer, RandomPlayer, make_fish_player
+from scrofazero.fish.players import LogicPlayer, RandomPlayer
+from scrofazero.fish.roster import make_fish_player
 from scrofazero.games.fish.cards import card_id
 from scrofazero.games.fish.events import Call
 from scrofazero.games.fish.rules import AskMove, FishState, Params
@@ -68,22 +69,6 @@ def test_logic_certain_calls_are_correct_and_logic_beats_random():
     assert certain > 0
 
 
-def _deal(placed: dict, num_players: int = 6) -> list[list[int]]:
-    """A deal with the cards in `placed` ({code: seat}) where given, the rest shuffled (fixed
-    seed, so no seat happens to hold a whole set)."""
-    hands = [[] for _ in range(num_players)]
-    for code, seat in placed.items():
-        hands[seat].append(card_id(code))
-    rest = [c for c in range(54 if num_players == 6 else 48) if c not in
-            {card_id(code) for code in placed}]
-    np.random.default_rng(1).shuffle(rest)
-    size = 9 if num_players == 6 else 6
-    for seat in range(num_players):
-        while len(hands[seat]) < size:
-            hands[seat].append(rest.pop(0))
-    return hands
-
-
 def _play(state, players, ask):
     event = state.ask(*ask)
     for p in players:
@@ -93,7 +78,7 @@ def _play(state, players, ask):
 
 def test_logic_takes_a_certain_hit():
     # seat 1 takes D2 from seat 0 in public, then misses and hands seat 0 the turn
-    state = FishState.new(Params(num_players=6), _deal(
+    state = FishState.new(Params(num_players=6), deal_with(
         {"D2": 0, "D3": 0, "D4": 1, "D5": 3}), first_player=1)
     players = [LogicPlayer() for _ in range(6)]
     for seat, p in enumerate(players):
@@ -109,7 +94,7 @@ def test_logic_takes_a_certain_hit():
 def test_logic_calls_as_soon_as_the_set_is_certain():
     # team 0 (seats 0, 2, 4) ends up with the whole low-diamond set; seat 0 can place D4
     # only through the rule that an asker holds another card of the set
-    state = FishState.new(Params(num_players=6), _deal(
+    state = FishState.new(Params(num_players=6), deal_with(
         {"D2": 0, "D3": 0, "D4": 2, "D5": 1, "D6": 1, "D7": 1}), first_player=2)
     players = [LogicPlayer() for _ in range(6)]
     for seat, p in enumerate(players):
@@ -150,7 +135,7 @@ def test_hiding_prefers_a_set_already_shown():
     # seat 0 took D3 in public, so asking for low diamonds tells the table nothing new; its
     # three hidden high hearts make that set its team's strongest, which logic_open prefers
     own = ["D2", "H9", "HT", "HJ", "C2", "C9", "S2", "S9", "D8"]
-    state = FishState.new(Params(num_players=6), _deal({**{c: 0 for c in own}, "D3": 1}))
+    state = FishState.new(Params(num_players=6), deal_with({**{c: 0 for c in own}, "D3": 1}))
     moves = {}
     for name in ("logic", "logic_open"):
         game = state.clone()
