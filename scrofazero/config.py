@@ -62,6 +62,22 @@ class TrainConfig:
 
 
 @dataclass
+class RayConfig:
+    """distributed=ray (train.py and evaluate.py; the `[ray]` extra)."""
+
+    address: Optional[str] = None  # None: start a local Ray instance; auto or host:port: join that cluster
+    num_cpus: Optional[int] = None  # local instance only: CPUs it offers (None: all of this machine's)
+    actors: int = 2  # train.py: self-play actors
+    actor_cpus: float = 1.0  # train.py: CPUs reserved per actor
+    actor_gpus: float = 0.0  # train.py: GPUs (or a fraction) per actor
+    actor_threads: int = 1  # train.py: torch threads in each actor
+    publish_every: int = 1  # train.py: learner steps between published weight versions
+    max_staleness: int = 4  # train.py: self-play records made with weights more than this many versions old are dropped
+    in_flight: int = 2  # train.py: self-play calls queued per actor (2: it starts the next batch while the learner learns)
+    tasks: Optional[int] = None  # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
+
+
+@dataclass
 class TrainRootConfig:
     game: GameConfig = field(default_factory=GameConfig)  # the game trained
     model: ModelConfig = field(default_factory=ModelConfig)  # network shape
@@ -73,6 +89,8 @@ class TrainRootConfig:
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
     resume_overrides: list[str] = field(default_factory=list)  # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
+    distributed: str = "none"  # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray (train/distributed.py)
+    ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
 
@@ -107,6 +125,8 @@ class EvaluateConfig:
     greed_samples: int = 20  # sampled deals per Mr. Greed decision (the doc's N)
     belief_games: int = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
+    distributed: str = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
+    ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     predictor: Optional[str] = None  # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line

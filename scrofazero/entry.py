@@ -27,6 +27,7 @@ from scrofazero.serve.config import PlayConfig
 from scrofazero.tiny_crew.config import TinyCrewConfig
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
+from scrofazero.train.distributed import run_training_ray
 from scrofazero.train.loop import run_training as train_gongzhu
 from scrofazero.run_lock import RunLocked
 
@@ -113,6 +114,13 @@ def _train(cfg):
         trainable = [name for name, e in GAMES.items() if e.train is not None]
         raise ValueError(f"train.py trains game={' and game='.join(trainable)}; there is no "
                          f"learner for {cfg.game.name!r} yet ({entry.no_learner})")
+    distributed = cfg.get("distributed", "none")
+    if distributed not in ("none", "ray"):
+        raise ValueError(f"distributed={distributed!r}: choose none or ray")
+    if distributed == "ray":
+        if cfg.game.name != "gongzhu":
+            raise ValueError(f"distributed=ray trains game=gongzhu only, not {cfg.game.name!r}")
+        return run_training_ray(cfg)
     return entry.train(cfg)
 
 

@@ -23,6 +23,7 @@ PACKAGE = ROOT / "scrofazero"
 LAYERS = [
     ("scrofazero.atomic", 0),
     ("scrofazero.run_lock", 0),
+    ("scrofazero.cluster", 0),  # Ray, imported only inside its functions
     ("scrofazero.games", 0),  # rules only
     ("scrofazero.search", 1),  # knows games only through its protocols
     ("scrofazero.nn", 2),
@@ -43,7 +44,8 @@ SIDE_GAMES = ("scrofazero.tiny_crew", "scrofazero.fish", "scrofazero.games.tiny_
               "scrofazero.games.fish")
 # Imports allowed inside functions: the optional open-spiel extra and what needs it.
 LAZY_OK = ("pyspiel", "open_spiel", "scrofazero.openspiel", "scrofazero.tiny_crew.mccfr",
-           "scrofazero.serve.app")  # ^ and the web server of the optional [play] extra
+           "scrofazero.serve.app",  # ^ and the web server of the optional [play] extra
+           "ray")  # the optional [ray] extra (scrofazero/cluster.py)
 
 
 def _within(name: str, prefix: str) -> bool:

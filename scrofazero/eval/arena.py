@@ -22,6 +22,7 @@ import numpy as np
 from tqdm import tqdm
 
 from scrofazero.agents import Agent, make_agent
+from scrofazero.cluster import connect
 from scrofazero.games.gongzhu.deals import check_deal, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
 
@@ -148,6 +149,43 @@ def _play_in_workers(player_a: str, player_b: str, agent_kwargs: dict, deals: np
     return [v for start in sorted(chunks) for v in chunks[start]]  # deal order
 
 
+def _play_ray_chunk(player_a: str, player_b: str, agent_kwargs: dict, seed: int, start: int,
+                    deals: np.ndarray) -> list[float]:
+    """One Ray task: its own players, deals start.. of the match."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    agents = _build_agents(player_a, player_b, agent_kwargs)
+    return [deal_value(d, agents, seed, start + k) for k, d in enumerate(deals)]
+
+
+def _play_in_ray(player_a: str, player_b: str, agent_kwargs: dict, deals: np.ndarray,
+                 seed: int, tasks: int, bar) -> list[float]:
+    """Per-deal values [D] of deals split over `tasks` Ray tasks (one CPU each), in deal order;
+    the first task to fail ends the match with its error (the others are cancelled)."""
+    ray = connect()  # the cluster this process joined, or a local one
+    task = ray.remote(num_cpus=1, max_retries=0)(_play_ray_chunk)
+    num = len(deals)
+    size = max(1, math.ceil(num / tasks))
+    refs = {task.remote(player_a, player_b, agent_kwargs, seed, s, deals[s : s + size]): s
+            for s in range(0, num, size)}
+    chunks: dict[int, list[float]] = {}
+    try:
+        waiting = list(refs)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            try:
+                chunks[refs[done[0]]] = ray.get(done[0])
+            except ray.exceptions.RayTaskError as err:
+                raise err.as_instanceof_cause() from None  # the task's own error type
+            bar.update(len(chunks[refs[done[0]]]))
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise
+    return [v for start in sorted(chunks) for v in chunks[start]]  # deal order
+
+
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
     """Cancel the queued chunks and terminate the running worker processes."""
     # The executor has no public way to stop running tasks before Python 3.14
@@ -184,12 +222,19 @@ def duplicate_match(
     workers: int = 1,
     progress: bool = True,
     agent_kwargs: dict | None = None,
+    backend: str = "processes",
 ) -> MatchResult:
     """A (seats 0/2) against B (seats 1/3) over deals [D, 52], each played twice.
 
     agent_kwargs maps a player name to the keyword arguments of make_agent for it, e.g.
     {"greed": {"num_samples": 20}}. Returns A's per-deal values [D], their mean and stderr.
+    backend: "processes" (`workers` spawned processes; one: this process) or "ray" (the deals
+    split over `workers` Ray tasks on the cluster this process is connected to, see
+    scrofazero/cluster.py). Every deal's randomness comes from (seed, deal index), so the values
+    are the same whichever way the deals are split.
     """
+    if backend not in ("processes", "ray"):
+        raise ValueError(f"backend must be processes or ray, got {backend!r}")
     deals = _check_deals(deals)
     agent_kwargs = _check_kwargs(agent_kwargs, (player_a, player_b))
     if workers < 1:
@@ -200,7 +245,10 @@ def duplicate_match(
     agents = _build_agents(player_a, player_b, agent_kwargs)
     bar = _progress_bar(num, f"{player_a} vs {player_b}", progress)
     try:
-        if workers == 1:
+        if backend == "ray":
+            del agents
+            values = _play_in_ray(player_a, player_b, agent_kwargs, deals, seed, workers, bar)
+        elif workers == 1:
             values = []
             for i, deal in enumerate(deals):
                 values.append(deal_value(deal, agents, seed, i))
@@ -238,8 +286,10 @@ def matrix(
     workers: int = 1,
     progress: bool = True,
     agent_kwargs: dict | None = None,
+    backend: str = "processes",
 ) -> dict:
-    """Duplicate margins between every pair of players (each unordered pair played once).
+    """Duplicate margins between every pair of players (each unordered pair played once;
+    workers and backend as duplicate_match).
 
     agent_kwargs maps player names to make_agent keyword arguments (names not in a pair are
     ignored for that pair).
@@ -255,7 +305,8 @@ def matrix(
     for i in range(n):
         for j in range(i + 1, n):
             pair = {k: v for k, v in (agent_kwargs or {}).items() if k in (players[i], players[j])}
-            res = duplicate_match(players[j], players[i], deals, seed, workers, progress, pair)
+            res = duplicate_match(players[j], players[i], deals, seed, workers, progress, pair,
+                                  backend=backend)
             margin[i][j], margin[j][i] = res.mean, -res.mean
             stderr[i][j] = stderr[j][i] = res.stderr
             num = res.deals

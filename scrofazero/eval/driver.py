@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from scrofazero.agents import AGENT_NAMES, make_agent
 from scrofazero.agents.raw_net import MODES as RAW_MODES
+from scrofazero.cluster import connect
 from scrofazero.eval.arena import duplicate_match, format_matrix, matrix
 from scrofazero.eval.epsilon import format_intransitivity, intransitivity
 from scrofazero.eval.iec_diagnostic import belief_quality
@@ -90,12 +91,21 @@ def run_evaluate(cfg) -> dict:
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")
     workers = cfg.workers or os.cpu_count() or 1
+    backend = "processes"
+    distributed = cfg.get("distributed", "none")
+    if distributed not in ("none", "ray"):
+        raise ValueError(f"distributed={distributed!r}: choose none or ray")
+    if distributed == "ray" and cfg.mode in ("matrix", "wpg"):
+        ray = connect(cfg.ray.address, cfg.ray.num_cpus)
+        backend = "ray"
+        workers = int(cfg.ray.tasks or ray.cluster_resources().get("CPU", 1))
+        print(f"distributed=ray: the deals split over {workers} Ray tasks")
     if cfg.mode == "matrix":
         players = _check_players(cfg.players)
         kwargs, checkpoint = _agent_kwargs(cfg, players, workers)
         deals = load_deals(cfg.deals_file, limit=cfg.deals)
         result = matrix(players, deals, seed=cfg.seed, workers=workers,
-                        progress=cfg.progress, agent_kwargs=kwargs)
+                        progress=cfg.progress, agent_kwargs=kwargs, backend=backend)
         print(format_matrix(result))
         if len(players) >= 3:
             result["intransitivity"] = intransitivity(result["margin"])
@@ -108,7 +118,7 @@ def run_evaluate(cfg) -> dict:
             print(f"{cfg.player} plays with {checkpoint}")
         started = time.perf_counter()
         match = duplicate_match(cfg.player, "greed", deals, seed=cfg.seed, workers=workers,
-                                progress=cfg.progress, agent_kwargs=kwargs)
+                                progress=cfg.progress, agent_kwargs=kwargs, backend=backend)
         wall = time.perf_counter() - started
         games = 2 * match.deals
         result = {"player": cfg.player, "wpg": match.mean, "stderr": match.stderr,

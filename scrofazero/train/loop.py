@@ -217,7 +217,7 @@ ALWAYS_MAY_CHANGE = (
     "train.max_minutes", "train.max_batches", "train.eval_every", "train.eval_deals",
     "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
-    "train.device", "train.threads",
+    "train.device", "train.threads", "distributed", "ray",
 )
 
 
@@ -303,8 +303,10 @@ def _open_run(cfg: DictConfig) -> Run:
     return run
 
 
-def run_training(cfg: DictConfig) -> Run:
+def run_training(cfg: DictConfig, train_fn=None) -> Run:
     """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run.
+    train_fn(run, mcts) runs the batches (default: this process's self-play then learn loop;
+    train/distributed.py passes Ray's).
 
     The run folder is locked for the whole run; a fresh run that fails before its first batch is
     finished leaves no folder behind."""
@@ -320,7 +322,7 @@ def run_training(cfg: DictConfig) -> Run:
                       "taking it over")
             remove_stale_temps(run_dir)  # temp files of writes a kill interrupted
             run = _open_run(cfg)
-            _train(run, mcts)
+            (train_fn or _train)(run, mcts)
         except BaseException:
             if run is None or (not cfg.resume and run.step == 0):
                 lock.release()
@@ -330,36 +332,41 @@ def run_training(cfg: DictConfig) -> Run:
     return run
 
 
-def _train(run: Run, mcts: MCTSConfig) -> None:
-    cfg, t = run.cfg, run.cfg.train
-    # Events past the checkpoint (a killed run's last steps) are dropped and made again.
-    writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run), purge_step=run.step + 1)
-    eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
-    evaluator = NetworkEvaluator(run.model, device=run.device)
-    run.model.eval()
-    if run.step == 0 and not (run.dir / "latest.pt").is_file():
-        if t.warm_start.games > 0:
-            _warm_start(run, writer)
-        if eval_deals is not None:
-            _log_eval(run, writer, _evaluate(run, eval_deals))
-        writer.flush()
-        run.save(_milestones_passed(run, -1.0, -1))  # the untrained network
-    _write_eval_history(run)  # eval.jsonl = the history of the checkpoint resumed from
-    bar = tqdm(total=t.max_batches, initial=run.step, unit="batch", disable=not cfg.progress,
-               desc=f"train {cfg.run}")
-    while not _should_stop(run):
-        started, before, before_games = time.perf_counter(), run.train_seconds, run.games
-        records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta,
-                                outcome_weight=t.outcome_weight)
-        play_seconds = time.perf_counter() - started
-        run.replay.add(records)
-        metrics = _learn(run)
-        run.train_seconds += time.perf_counter() - started
+class Session:
+    """What a loop over batches shares between them: tensorboard, the evaluation deals, the
+    progress bar; `begin` makes the untrained network's evaluation and checkpoint on a fresh
+    run, `finish_batch` does everything after a batch of records was learned from."""
+
+    def __init__(self, run: Run):
+        cfg, t = run.cfg, run.cfg.train
+        self.run = run
+        # Events past the checkpoint (a killed run's last steps) are dropped and made again.
+        self.writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run), purge_step=run.step + 1)
+        self.eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
+        run.model.eval()
+        if run.step == 0 and not (run.dir / "latest.pt").is_file():
+            if t.warm_start.games > 0:
+                _warm_start(run, self.writer)
+            if self.eval_deals is not None:
+                _log_eval(run, self.writer, _evaluate(run, self.eval_deals))
+            self.writer.flush()
+            run.save(_milestones_passed(run, -1.0, -1))  # the untrained network
+        _write_eval_history(run)  # eval.jsonl = the history of the checkpoint resumed from
+        self.bar = tqdm(total=t.max_batches, initial=run.step, unit="batch",
+                        disable=not cfg.progress, desc=f"train {cfg.run}")
+
+    def finish_batch(self, records: SelfPlayRecords, metrics: dict, seconds: float,
+                     play_seconds: float) -> None:
+        """Count the batch (its records already learned from, `seconds` of training time),
+        log, evaluate and checkpoint when due."""
+        run, t, writer = self.run, self.run.cfg.train, self.writer
+        before, before_games = run.train_seconds, run.games
+        run.train_seconds += seconds
         run.step += 1
         run.games += records.games
-        metrics["selfplay/games_per_s"] = records.games / play_seconds
-        metrics["selfplay/simulations_per_s"] = records.simulations / play_seconds
-        metrics["selfplay/evaluations_per_s"] = records.evaluations / play_seconds
+        metrics["selfplay/games_per_s"] = records.games / max(play_seconds, 1e-9)
+        metrics["selfplay/simulations_per_s"] = records.simulations / max(play_seconds, 1e-9)
+        metrics["selfplay/evaluations_per_s"] = records.evaluations / max(play_seconds, 1e-9)
         # How far the search's bootstrapped target sits from what the games actually gave.
         metrics["selfplay/value_target_gap"] = float(
             np.abs(records.search_value - records.outcome_value).mean())
@@ -367,19 +374,41 @@ def _train(run: Run, mcts: MCTSConfig) -> None:
         metrics["train/minutes"] = run.train_seconds / 60
         for key, value in metrics.items():
             writer.add_scalar(key, value, run.step)
-        due_eval = eval_deals is not None and run.step % t.eval_every == 0
+        due_eval = self.eval_deals is not None and run.step % t.eval_every == 0
         if due_eval:  # evaluate, then checkpoint: the result is in the checkpoint of its step
-            _log_eval(run, writer, _evaluate(run, eval_deals))
+            _log_eval(run, writer, _evaluate(run, self.eval_deals))
         passed = _milestones_passed(run, before, before_games)
         if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
             writer.flush()  # tensorboard holds no less than the checkpoint
             run.save(passed)
             if due_eval:
                 _write_eval_history(run)
-        bar.update(1)
-        bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
-                        value=f"{metrics.get('loss/value', 0):.3f}",
-                        gps=f"{metrics['selfplay/games_per_s']:.1f}",
-                        wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
-    bar.close()
-    writer.close()
+        self.bar.update(1)
+        self.bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
+                             value=f"{metrics.get('loss/value', 0):.3f}",
+                             gps=f"{metrics['selfplay/games_per_s']:.1f}",
+                             wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
+
+    def close(self) -> None:
+        self.bar.close()
+        self.writer.close()
+
+
+def learn_from(run: Run, records: SelfPlayRecords) -> dict:
+    """Add a batch of records to the replay and make the learner's passes over it."""
+    run.replay.add(records)
+    return _learn(run)
+
+
+def _train(run: Run, mcts: MCTSConfig) -> None:
+    t = run.cfg.train
+    session = Session(run)
+    evaluator = NetworkEvaluator(run.model, device=run.device)
+    while not _should_stop(run):
+        started = time.perf_counter()
+        records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta,
+                                outcome_weight=t.outcome_weight)
+        play_seconds = time.perf_counter() - started
+        metrics = learn_from(run, records)
+        session.finish_batch(records, metrics, time.perf_counter() - started, play_seconds)
+    session.close()

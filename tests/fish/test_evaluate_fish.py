@@ -14,7 +14,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
+from composed import config
+
+from scrofazero import entry
 from scrofazero.games.fish.transcripts import recording_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,8 +27,26 @@ SHIPPED_PREDICTOR = ROOT / "models" / "fish_predictor.pt"
 
 
 def run_cli(*args):
+    """`python evaluate.py game=fish *args` in a subprocess (the command line itself)."""
     return subprocess.run([sys.executable, "evaluate.py", "game=fish", *args, "progress=false"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def run_here(capsys, monkeypatch):
+    """The same run in this process (the config evaluate.py composes, entry.evaluate): exit
+    status, stdout and stderr as the script would give them."""
+    def run(*args):
+        monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+        capsys.readouterr()
+        code = 0
+        try:
+            entry.evaluate(config("evaluate", "game=fish", *args))
+        except SystemExit as exit_:
+            code = exit_.code
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+    return run
 
 
 def test_track_one_recording(tmp_path):
@@ -52,29 +75,29 @@ def test_track_one_recording(tmp_path):
     assert 0 <= learned["calibration"]["ece"] < 0.1
 
 
-def test_track_refuses_a_weight_outside_0_1(tmp_path):
+def test_track_refuses_a_weight_outside_0_1(tmp_path, run_here):
     path = next(p for p in recording_paths() if "1527" in p.name)
-    proc = run_cli("mode=track", f"game.transcripts=[{path}]", "game.ask_target=1.5")
+    proc = run_here("mode=track", f"game.transcripts=[{path}]", "game.ask_target=1.5")
     assert proc.returncode == 2 and "AskModel.target" in proc.stderr, proc.stderr[-2000:]
 
 
-def test_track_reports_a_slip_and_goes_on(tmp_path):
+def test_track_reports_a_slip_and_goes_on(tmp_path, run_here):
     lines = next(p for p in recording_paths() if "1527" in p.name).read_text().splitlines()
     lines.insert(3, "PB KZ ZZ 1")  # an unknown card code
     bad = tmp_path / "slip.txt"
     bad.write_text("\n".join(lines))
     out = tmp_path / "t.json"
-    proc = run_cli("mode=track", f"game.transcripts=[{bad}]", f"out={out}")
+    proc = run_here("mode=track", f"game.transcripts=[{bad}]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert any("slip.txt:4" in issue and "ZZ" in issue for issue in result["issues"])
     assert result["predictions"] > 1000
 
 
-def test_match_table(tmp_path):
+def test_match_table(tmp_path, run_here):
     out = tmp_path / "m.json"
-    proc = run_cli("mode=match", "players=[random,random]", "game.games=3", "game.table_sizes=[6,8]",
-                   f"out={out}")
+    proc = run_here("mode=match", "players=[random,random]", "game.games=3",
+                    "game.table_sizes=[6,8]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert set(result["tables"]) == {"6", "8"}
@@ -83,12 +106,12 @@ def test_match_table(tmp_path):
         assert table["ci95"][0] <= table["win_rate"] <= table["ci95"][1]
 
 
-def test_bad_input():
-    proc = run_cli("mode=match", "players=[logic,greed]", "game.games=1")
+def test_bad_input(run_here):
+    proc = run_here("mode=match", "players=[logic,greed]", "game.games=1")
     assert proc.returncode != 0 and "greed" in proc.stderr
-    proc = run_cli("mode=wpg")
+    proc = run_here("mode=wpg")
     assert proc.returncode != 0 and "track" in proc.stderr
-    proc = run_cli("mode=match", "players=[logic,random]", "game.games=0")
+    proc = run_here("mode=match", "players=[logic,random]", "game.games=0")
     assert proc.returncode != 0 and "games" in proc.stderr
 
 
@@ -106,20 +129,20 @@ def _no_nan(text):
     return json.loads(text, parse_constant=refuse)
 
 
-def test_track_without_predictions_is_an_error_naming_the_file(tmp_path):
+def test_track_without_predictions_is_an_error_naming_the_file(tmp_path, run_here):
     empty = _recording_head(tmp_path, "header_only.txt", 0)
     out = tmp_path / "t.json"
-    proc = run_cli("mode=track", f"game.transcripts=[{empty}]", f"out={out}")
+    proc = run_here("mode=track", f"game.transcripts=[{empty}]", f"out={out}")
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert "no predictions" in proc.stderr and str(empty) in proc.stderr, proc.stderr[-2000:]
     assert not out.exists()
 
 
-def test_track_file_without_predictions_has_null_accuracy(tmp_path):
+def test_track_file_without_predictions_has_null_accuracy(tmp_path, run_here):
     short = _recording_head(tmp_path, "short.txt", 4)
     empty = _recording_head(tmp_path, "header_only.txt", 0)
     out = tmp_path / "t.json"
-    proc = run_cli("mode=track", f"game.transcripts=[{short},{empty}]", f"out={out}")
+    proc = run_here("mode=track", f"game.transcripts=[{short},{empty}]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = _no_nan(out.read_text())
     assert result["per_file"]["header_only.txt"]["predictions"] == 0

@@ -19,13 +19,12 @@ composes), so the belief tracker's numba code compiles once (most of the time he
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from composed import config, refused
 from fish_games import deal_with
-from hydra import compose, initialize_config_dir
 
 from scrofazero import entry
 from scrofazero.fish.learned import (
@@ -42,7 +41,6 @@ from scrofazero.fish.train import _Tally, batch_loss, play_training_game, update
 from scrofazero.games.fish.cards import card_id, num_sets, set_cards, set_of, teammates
 from scrofazero.games.fish.rules import AskMove, CallMove, FishState, Params
 
-ROOT = Path(__file__).resolve().parents[2]
 META = {"train_sizes": [6], "calls": "any_time", "ask_held_allowed": False, "opponent": "self",
         "seed": 0, "max_moves": 1000, "gamma": 0.98, "hit_reward": 0.1, "win_reward": 1.0,
         "call_checks": "mover", "value_weight": 0.5, "entropy_weight": 0.01}
@@ -288,21 +286,6 @@ def test_updates_lower_the_loss():
 
 
 # ---- train.py and evaluate.py
-
-
-def config(name, *overrides):
-    entry.register_configs()
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
-        return compose(config_name=name, overrides=[*overrides, "progress=false"])
-
-
-def refused(job, cfg, capsys, monkeypatch):
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        job(cfg)
-    assert exit_.value.code == 2
-    return capsys.readouterr().err
 
 
 def _weights(path):

@@ -309,7 +309,7 @@ def test_train_py_trains_a_predictor_and_refuses_to_overwrite(tmp_path, game6, c
                                                               monkeypatch):
     """train.py game=fish game.learner=predictor on a prepared folder of simulated games: a
     predictor file that loads and differs from the tracker; run again, refused, file kept."""
-    from test_fish_learned import config, refused
+    from composed import config, refused
 
     from scrofazero import entry
     from scrofazero.fish.predictor_data import save_shard

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
+from composed import config, refused
 
 from scrofazero import entry
 from scrofazero.tiny_crew.exact import TabularPolicy
@@ -46,25 +46,6 @@ def _numpy_global_random_state():
     state = np.random.get_state()
     yield
     np.random.set_state(state)
-
-
-def config(name, *overrides):
-    """The config `python {name}.py *overrides progress=false` runs with: hydra's compose of
-    configs/{name}.yaml, the schemas registered as the scripts register them."""
-    entry.register_configs()
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
-        return compose(config_name=name, overrides=[*overrides, "progress=false"])
-
-
-def refused(job, cfg, capsys, monkeypatch):
-    """stderr of `job(cfg)` (entry.train or entry.evaluate), which must end as the scripts end
-    on a user error: one line on stderr and exit status 2."""
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # it would raise instead
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        job(cfg)
-    assert exit_.value.code == 2
-    return capsys.readouterr().err
 
 
 @pytest.mark.parametrize("method", ["cfr", "mccfr"])

@@ -1,0 +1,193 @@
+"""`python train.py distributed=ray`: self-play actors and one learner on Ray.
+
+The learner (this process) owns the run exactly as the single-process loop does (train/loop.py:
+the run folder and its lock, checkpoints, resume, tensorboard, evaluation during training); only
+where the self-play records come from changes. `ray.actors` actors (`SelfPlayActor`, one Ray
+actor each, `ray.actor_cpus` / `ray.actor_gpus` reserved) each keep their own network and play
+`train.games_per_batch` lockstep games per call (train/selfplay.py) from their own seed stream,
+(train.seed, actor, call number), never the learner's. Records come back through Ray's object
+store; weights go out the same way: every `ray.publish_every` learner steps the learner puts its
+weights (numpy arrays) in the object store once, as version = its step, and every call it makes
+carries the newest version's reference, which the actor loads before the call's games if it is
+newer than its own. Each actor has `ray.in_flight` calls queued, so it starts its next batch
+while the learner learns from the last one: the learner never waits for an actor to load
+weights, and an actor waits only when the learner is slower than all actors together.
+
+Staleness: a batch's age is the learner's version when it arrives minus the version it was
+played with; batches older than `ray.max_staleness` versions are dropped (counted), the rest are
+learned from in arrival order, one learner step each (so `train.max_batches`, checkpoints and
+evaluations count steps as in the single-process mode). Tensorboard: `distributed/data_age`,
+`distributed/dropped`, `distributed/learner_wait_s`, `distributed/actor_<i>/games_per_s`,
+`distributed/actor_restarts`.
+
+Faults: actors are created with unlimited restarts; a call that fails because its actor died is
+counted, and the actor (restarted by Ray, fresh: it gets the newest weights with its next call)
+is given a new call, so the learner loses nothing. A learner crash is a crash of the run:
+`resume=true` continues from its last checkpoint and starts new actors from that checkpoint's
+weights. A cluster that cannot be reached fails at once (scrofazero/cluster.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+from scrofazero.cluster import connect
+from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.nn.network import PolicyValueNet
+from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.loop import Run, Session, _should_stop, learn_from, run_training
+from scrofazero.train.selfplay import play_selfplay
+
+SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
+
+
+class SelfPlayActor:
+    """One self-play worker: a network of the run's shape, weights loaded by version."""
+
+    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, beta: float,
+                 outcome_weight: float, threads: int, device: str = "cpu"):
+        torch.set_num_threads(max(1, int(threads)))
+        torch.set_flush_denormal(True)
+        self.index = index
+        self.model = PolicyValueNet(**model_config)
+        self.model.eval()
+        self.evaluator = NetworkEvaluator(self.model, device=device)
+        self.mcts, self.beta, self.outcome_weight = mcts, beta, outcome_weight
+        self.version = -1
+
+    def play(self, weights: dict, version: int, games: int, seed: list[int]) -> tuple:
+        """`games` self-play games with the weights of `version` (loaded if newer than the
+        actor's); returns (records, info) with the version played and the time taken."""
+        if version > self.version:
+            state = {k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()}
+            self.model.load_state_dict(state)
+            self.model.eval()
+            self.version = version
+        started = time.perf_counter()
+        records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
+                                beta=self.beta, outcome_weight=self.outcome_weight)
+        return records, {"actor": self.index, "version": self.version, "pid": os.getpid(),
+                         "seconds": time.perf_counter() - started}
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+def check_ray_settings(cfg) -> None:
+    r = cfg.ray
+    for key in ("actors", "publish_every", "in_flight", "actor_threads"):
+        if int(r[key]) < 1:
+            raise ValueError(f"ray.{key}={r[key]}: must be >= 1")
+    if r.max_staleness < 0 or r.actor_cpus < 0 or r.actor_gpus < 0:
+        raise ValueError("ray.max_staleness, ray.actor_cpus and ray.actor_gpus must be >= 0")
+
+
+def run_training_ray(cfg) -> Run:
+    """train.py with distributed=ray: connect (or start a local Ray), then the run."""
+    check_ray_settings(cfg)
+    ray = connect(cfg.ray.address, cfg.ray.num_cpus)
+    return run_training(cfg, train_fn=lambda run, mcts: _train_ray(ray, run, mcts))
+
+
+def _weights(model: torch.nn.Module) -> dict:
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+class _Actors:
+    """The actors, their queued calls and what they have sent (the learner's side)."""
+
+    def __init__(self, ray, run: Run, mcts: MCTSConfig):
+        cfg, t, r = run.cfg, run.cfg.train, run.cfg.ray
+        self.ray, self.run, self.r = ray, run, r
+        remote = ray.remote(SelfPlayActor).options(
+            num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,
+            max_task_retries=0)
+        device = "cuda" if float(r.actor_gpus) > 0 else "cpu"
+        self.handles = [remote.remote(i, run.model.config(), mcts, float(t.beta),
+                                      float(t.outcome_weight), int(r.actor_threads), device)
+                        for i in range(int(r.actors))]
+        self.calls = [0] * len(self.handles)
+        self.pending: dict = {}  # object ref -> actor index
+        self.restarts = 0
+        self.publish()
+        for i in range(len(self.handles)):
+            for _ in range(int(r.in_flight)):
+                self.submit(i)
+
+    def publish(self) -> None:
+        """The learner's weights as the newest version (version = learner step)."""
+        self.version = self.run.step
+        self.weights_ref = self.ray.put(_weights(self.run.model))
+
+    def submit(self, i: int) -> None:
+        seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
+        self.calls[i] += 1
+        ref = self.handles[i].play.remote(self.weights_ref, self.version,
+                                          int(self.run.cfg.train.games_per_batch), seed)
+        self.pending[ref] = i
+
+    def next_batch(self):
+        """The next finished call: (records, info), after queueing the actor's next call; a
+        call lost with its actor is counted and replaced."""
+        while True:
+            ready, _ = self.ray.wait(list(self.pending), num_returns=1)
+            i = self.pending.pop(ready[0])
+            try:
+                result = self.ray.get(ready[0])
+            except self.ray.exceptions.RayActorError:
+                self.restarts += 1  # Ray restarts the actor; the next call goes to the new one
+                self.submit(i)
+                continue
+            self.submit(i)
+            return result
+
+    def stop(self) -> None:
+        for handle in self.handles:
+            self.ray.kill(handle, no_restart=True)
+
+
+def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
+    r = run.cfg.ray
+    session = Session(run)
+    actors = _Actors(ray, run, mcts)
+    dropped, ages, waits = 0, [], []
+    actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]
+    try:
+        while not _should_stop(run):
+            started = time.perf_counter()
+            records, info = actors.next_batch()
+            waited = time.perf_counter() - started
+            age = actors.version - info["version"]
+            games = actor_games[info["actor"]]
+            games[0] += records.games
+            games[1] += info["seconds"]
+            if age > int(r.max_staleness):
+                dropped += 1
+                continue
+            ages.append(age)
+            waits.append(waited)
+            metrics = learn_from(run, records)
+            metrics["distributed/data_age"] = float(age)
+            metrics["distributed/dropped"] = float(dropped)
+            metrics["distributed/learner_wait_s"] = waited
+            metrics["distributed/actor_restarts"] = float(actors.restarts)
+            for a, (n, seconds) in actor_games.items():
+                metrics[f"distributed/actor_{a}/games_per_s"] = n / max(seconds, 1e-9)
+            # Training time = the learner's wall time per step (waiting included): what a
+            # user waits, comparable with the single-process mode's.
+            session.finish_batch(records, metrics, time.perf_counter() - started,
+                                 info["seconds"])
+            if run.step % int(r.publish_every) == 0:
+                actors.publish()
+    finally:
+        run.distributed_stats = {"actor_restarts": actors.restarts, "dropped": dropped,
+                                 "mean_data_age": float(np.mean(ages)) if ages else None,
+                                 "learner_wait_s": float(np.sum(waits)),
+                                 "actor_games": {a: n for a, (n, _) in actor_games.items()}}
+        actors.stop()
+        session.close()
