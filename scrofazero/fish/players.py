@@ -97,11 +97,21 @@ class LogicPlayer:
 
     def act(self, view: FishView) -> Move:
         probs = self.tracker.probabilities()  # [P, C]
+        call = self._call_first(view, probs)
+        return call if call is not None else self._logic_ask(view, probs)
+
+    def _call_first(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+        """What comes before any ask: a set certainly with the team is called; when the seat
+        must call (or has no legal ask), the likeliest allocation; else None."""
         certain = self._certain_call(view, probs)
         if certain is not None:
             return certain
         if view.must_call or not view.legal_asks:
             return self._likeliest_call(view, probs)
+        return None
+
+    def _logic_ask(self, view: FishView, probs: np.ndarray) -> Move:
+        """The logic player's move once no call comes first (see act)."""
         hits = np.array([probs[t, c] for t, c in view.legal_asks])
         best = hits.max()
         if best <= self.tie:

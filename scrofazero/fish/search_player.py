@@ -776,15 +776,13 @@ class SearchPlayer(LogicPlayer):
 
     def _act(self, view: FishView) -> Move:
         probs = self.tracker.probabilities()  # [P, C]
-        certain = self._certain_call(view, probs)
-        if certain is not None:
-            return certain
-        if view.must_call or not view.legal_asks:
-            return self._likeliest_call(view, probs)
+        call = self._call_first(view, probs)
+        if call is not None:
+            return call
         asks = list(view.legal_asks)
         hits = np.array([probs[t, c] for t, c in asks])
         if hits.max() >= 1.0 - self.tie:
-            return LogicPlayer.act(self, view)  # a certain hit, as the logic player picks it
+            return self._logic_ask(view, probs)  # a certain hit, as the logic player picks it
         if hits.max() <= self.tie:
             if self._team_holds_a_set(view, probs):
                 return self._likeliest_call(view, probs)

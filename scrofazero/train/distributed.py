@@ -74,9 +74,6 @@ class SelfPlayActor:
         return records, {"actor": self.index, "version": self.version, "pid": os.getpid(),
                          "seconds": time.perf_counter() - started}
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 def check_ray_settings(cfg) -> None:
     r = cfg.ray
@@ -102,7 +99,7 @@ class _Actors:
     """The actors, their queued calls and what they have sent (the learner's side)."""
 
     def __init__(self, ray, run: Run, mcts: MCTSConfig):
-        cfg, t, r = run.cfg, run.cfg.train, run.cfg.ray
+        t, r = run.cfg.train, run.cfg.ray
         self.ray, self.run, self.r = ray, run, r
         remote = ray.remote(SelfPlayActor).options(
             num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,

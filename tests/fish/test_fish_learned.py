@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import torch
 from composed import config, refused
-from fish_games import deal_with
+from fish_games import Checked, deal_with
 
 from scrofazero import entry
 from scrofazero.fish.learned import (
@@ -53,40 +53,6 @@ def random_scorer(seed: int = 0) -> Scorer:
     torch.nn.init.normal_(net.head.weight, std=1.0)
     net.eval()
     return net
-
-
-class Checked:
-    """Wraps a player and asserts that each of its moves is legal in the view it got."""
-
-    def __init__(self, inner):
-        self.inner, self.moves = inner, 0
-
-    def reset(self, *args, **kwargs):
-        self.inner.reset(*args, **kwargs)
-
-    def observe(self, event):
-        self.inner.observe(event)
-
-    def call_now(self, view):
-        move = self.inner.call_now(view)
-        if move is not None:
-            self._check_call(view, move)
-        return move
-
-    def act(self, view):
-        move = self.inner.act(view)
-        if isinstance(move, AskMove):
-            assert not view.must_call and (move.target, move.card) in view.legal_asks
-        else:
-            self._check_call(view, move)
-        self.moves += 1
-        return move
-
-    def _check_call(self, view, move):
-        assert isinstance(move, CallMove) and move.set_id in view.uncalled_sets
-        assert sorted(c for c, _ in move.assignment) == list(set_cards(move.set_id))
-        assert all(s in teammates(view.seat, view.num_players) for _, s in move.assignment)
-        self.moves += 1
 
 
 @pytest.mark.parametrize("num_players,seeds", [(6, [0]), (8, [2])])

@@ -12,7 +12,7 @@ it is in the registry and refuses bad settings.
 
 import numpy as np
 import pytest
-from fish_games import deal_with, random_game
+from fish_games import Checked, deal_with, random_game
 from scipy.stats import chi2
 
 from scrofazero.fish.belief import BeliefTracker, enumerate_consistent_deals
@@ -26,7 +26,7 @@ from scrofazero.fish.search_player import (
     current_holders,
     sample_deals,
 )
-from scrofazero.games.fish.cards import card_id, set_cards, team_of
+from scrofazero.games.fish.cards import card_id, set_cards
 from scrofazero.games.fish.events import Ask
 from scrofazero.games.fish.rules import (
     AskMove,
@@ -37,56 +37,6 @@ from scrofazero.games.fish.rules import (
 )
 
 FAST = {"samples": 6, "candidates": 3, "depth": 10}  # cheap settings where strength is moot
-
-
-class Checked:
-    """Wraps a player: asserts every move it returns is legal in its view, and that an ask never
-    repeats one of its own failed asks while the card has not moved since (unless every legal ask
-    would). Counts its asks and the searches."""
-
-    def __init__(self, inner):
-        self.inner, self.asks, self.repeats_forced = inner, 0, 0
-
-    def reset(self, num_players, seat, hand, **kwargs):
-        self.inner.reset(num_players, seat, hand, **kwargs)
-        self.seat, self.failed, self.moved, self.t = seat, {}, {}, 0
-
-    def observe(self, event):
-        self.inner.observe(event)
-        if isinstance(event, Ask):
-            if event.success:
-                self.moved[event.card] = self.t
-            elif event.asker == self.seat:
-                self.failed[(event.target, event.card)] = self.t
-        self.t += 1
-
-    def _repeat(self, ask):
-        at = self.failed.get(ask)
-        return at is not None and self.moved.get(ask[1], -1) < at
-
-    def _check_call(self, view, move):
-        assert isinstance(move, CallMove) and move.set_id in view.uncalled_sets
-        assert sorted(c for c, _ in move.assignment) == list(set_cards(move.set_id))
-        assert all(team_of(s) == team_of(view.seat) for _, s in move.assignment)
-
-    def call_now(self, view):
-        move = self.inner.call_now(view)
-        if move is not None:
-            self._check_call(view, move)
-        return move
-
-    def act(self, view):
-        move = self.inner.act(view)
-        if isinstance(move, AskMove):
-            assert not view.must_call and (move.target, move.card) in view.legal_asks
-            self.asks += 1
-            if self._repeat((move.target, move.card)):
-                assert all(self._repeat(a) for a in view.legal_asks), \
-                    f"seat {self.seat} repeated its failed ask {move}"
-                self.repeats_forced += 1
-        else:
-            self._check_call(view, move)
-        return move
 
 
 @pytest.mark.parametrize("num_players,calls", [(6, "any_time"), (8, "own_turn")])

@@ -1,9 +1,11 @@
-"""Fish positions for tests: seeded engine games that move many cards, and hand-made deals."""
+"""Fish for tests: seeded engine games that move many cards, hand-made deals, and a player
+wrapper that checks every move."""
 
 import numpy as np
 
-from scrofazero.games.fish.cards import card_id, set_cards, teammates
-from scrofazero.games.fish.rules import FishState, Params
+from scrofazero.games.fish.cards import card_id, set_cards, team_of, teammates
+from scrofazero.games.fish.events import Ask
+from scrofazero.games.fish.rules import AskMove, CallMove, FishState, Params
 
 
 def random_game(seed, num_players=8, p_hit=0.7, p_wrong=0.15, **params) -> FishState:
@@ -45,3 +47,55 @@ def deal_with(placed: dict, num_players: int = 6) -> list[list[int]]:
         while len(hands[seat]) < size:
             hands[seat].append(rest.pop(0))
     return hands
+
+
+class Checked:
+    """Wraps a player: asserts every move it returns is legal in its view, and that an ask never
+    repeats one of its own failed asks while the card has not moved since (unless every legal ask
+    would). Counts its moves, its asks and the forced repeats."""
+
+    def __init__(self, inner):
+        self.inner, self.moves, self.asks, self.repeats_forced = inner, 0, 0, 0
+
+    def reset(self, num_players, seat, hand, **kwargs):
+        self.inner.reset(num_players, seat, hand, **kwargs)
+        self.seat, self.failed, self.moved, self.t = seat, {}, {}, 0
+
+    def observe(self, event):
+        self.inner.observe(event)
+        if isinstance(event, Ask):
+            if event.success:
+                self.moved[event.card] = self.t
+            elif event.asker == self.seat:
+                self.failed[(event.target, event.card)] = self.t
+        self.t += 1
+
+    def _repeat(self, ask):
+        at = self.failed.get(ask)
+        return at is not None and self.moved.get(ask[1], -1) < at
+
+    def _check_call(self, view, move):
+        assert isinstance(move, CallMove) and move.set_id in view.uncalled_sets
+        assert sorted(c for c, _ in move.assignment) == list(set_cards(move.set_id))
+        assert all(team_of(s) == team_of(view.seat) for _, s in move.assignment)
+        self.moves += 1
+
+    def call_now(self, view):
+        move = self.inner.call_now(view)
+        if move is not None:
+            self._check_call(view, move)
+        return move
+
+    def act(self, view):
+        move = self.inner.act(view)
+        if isinstance(move, AskMove):
+            assert not view.must_call and (move.target, move.card) in view.legal_asks
+            self.moves += 1
+            self.asks += 1
+            if self._repeat((move.target, move.card)):
+                assert all(self._repeat(a) for a in view.legal_asks), \
+                    f"seat {self.seat} repeated its failed ask {move}"
+                self.repeats_forced += 1
+        else:
+            self._check_call(view, move)
+        return move
