@@ -125,6 +125,9 @@ def _train(cfg):
 
 
 def _evaluate(cfg) -> dict:
+    if cfg.get("predictor") and (cfg.game.name != "fish" or cfg.mode != "track"):
+        raise ValueError(f"model={cfg.predictor} (a learned hand predictor) is read by game=fish "
+                         f"mode=track only, not game={cfg.game.name} mode={cfg.mode}")
     if cfg.out:
         check_writable(cfg.out)  # before any work: a bad path must not cost the evaluation
     result = game_entry(cfg.game.name).evaluate(cfg)

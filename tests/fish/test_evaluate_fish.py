@@ -113,6 +113,8 @@ def test_bad_input(run_here):
     assert proc.returncode != 0 and "track" in proc.stderr
     proc = run_here("mode=match", "players=[logic,random]", "game.games=0")
     assert proc.returncode != 0 and "games" in proc.stderr
+    proc = run_here("mode=match", "players=[logic,random]", "predictor=models/fish_predictor.pt")
+    assert proc.returncode == 2 and "mode=track only" in proc.stderr
 
 
 def _recording_head(tmp_path, name, events):
