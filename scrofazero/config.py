@@ -15,6 +15,7 @@ from typing import Any, Optional
 from scrofazero.sampling.iec import IECConfig
 from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.schedule import PhaseConfig
 from scrofazero.train.warm_start import WarmStartConfig
 
 
@@ -59,6 +60,10 @@ class TrainConfig:
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: int = 0  # torch CPU threads (0: torch's default)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)  # imitate Mr. Greed's games before self-play (games=0: off)
+    init_from: Optional[str] = None  # a fresh run starts from this network (model file, checkpoint or state file), grown to `model` if smaller, with a fresh optimiser
+    schedule: list[PhaseConfig] = field(default_factory=list)  # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
+    state_file: Optional[str] = None  # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
+    state_moments: str = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
 
 
 @dataclass
@@ -88,6 +93,7 @@ class TrainRootConfig:
     checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
+    resume_from: Optional[str] = None  # a new run folder continues this compact state file (train.state_file) exactly, replay aside
     resume_overrides: list[str] = field(default_factory=list)  # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
     distributed: str = "none"  # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray (train/distributed.py)
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray

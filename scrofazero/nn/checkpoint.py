@@ -31,8 +31,6 @@ class CheckpointError(ValueError):
 
 
 def _encoding_version() -> int:
-    # Imported lazily so this module (and its tests) do not load the encoder at import time.
-
     return ENCODING_VERSION
 
 
@@ -147,6 +145,29 @@ def save_model_file(path, model, step: int = 0) -> Path:
     what load_model needs, e.g. for the players of a periodic evaluation."""
     path = Path(path)
     _atomic_save(_payload(model, None, step, {}, None), path)
+    return path
+
+
+MOMENTS = ("float32", "bfloat16")
+
+
+def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
+                    moments: str = "float32") -> Path:
+    """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
+    load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
+    moments="bfloat16" stores Adam's moment estimates at half size (the weights stay float32);
+    loading casts them back, so a continuation is then exact but for their rounding."""
+    if moments not in MOMENTS:
+        raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = _payload(model, optimizer, step, config, extra)
+    if moments == "bfloat16" and payload["optimizer"] is not None:
+        payload["optimizer"]["state"] = {
+            key: {name: (t.to(torch.bfloat16) if torch.is_tensor(t) and t.is_floating_point()
+                         and t.dim() > 0 else t) for name, t in state.items()}
+            for key, state in payload["optimizer"]["state"].items()}
+    _atomic_save(payload, path)
     return path
 
 

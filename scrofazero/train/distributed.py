@@ -125,7 +125,7 @@ class _Actors:
         seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
         self.calls[i] += 1
         ref = self.handles[i].play.remote(self.weights_ref, self.version,
-                                          int(self.run.cfg.train.games_per_batch), seed)
+                                          int(self.run.settings["games_per_batch"]), seed)
         self.pending[ref] = i
 
     def next_batch(self):
@@ -156,6 +156,11 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
     actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]
     try:
         while not _should_stop(run):
+            if session.enter_phase():
+                raise ValueError(
+                    f"train.schedule phase {run.phase} grows the network at {run.games} games, "
+                    "which distributed=ray does not do yet (its actors are built for one shape):"
+                    " run that phase with distributed=none, then continue on Ray")
             started = time.perf_counter()
             records, info = actors.next_batch()
             waited = time.perf_counter() - started

@@ -11,6 +11,7 @@ history, so both always match the checkpoint a run resumes from.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -27,17 +28,22 @@ from scrofazero.atomic import copy_atomic, remove_stale_temps, strict_json, writ
 from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.nn.checkpoint import (
+    MOMENTS,
     latest_checkpoint,
     load_checkpoint,
+    load_model,
     save_checkpoint,
     save_model_file,
+    save_state_file,
 )
 from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.nn.grow import grow
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.run_lock import RunLock
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
+from scrofazero.train.schedule import PHASE_KEYS, check_schedule, phase_index, phase_settings
 from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay
 from scrofazero.train.warm_start import check_warm_start, warm_start
 
@@ -62,6 +68,8 @@ class Run:
             value_scale=cfg.model.value_scale,
         ).to(device)
         t = cfg.train
+        self.phase = -1  # index into train.schedule of the phase in force (-1: none yet)
+        self.settings = {k: t[k] for k in PHASE_KEYS}  # games_per_batch, replay, passes, lr now
         self.optimizer = make_optimizer(self.model, t.lr, tuple(t.betas), t.weight_decay)
         self.replay = ReplayBuffer(max_batches=t.replay_batches)
         self.rng = np.random.default_rng(t.seed)
@@ -70,44 +78,146 @@ class Run:
         self.train_seconds = 0.0  # self-play + learning, evaluation excluded
         self.evals: list[dict] = []
         self.warm_start: dict | None = None  # summary of the Greed warm start, if one was made
+        self.init_from: dict | None = None  # where the first network came from (train.init_from)
+        self.phases: list[dict] = []  # phase changes made: phase, step, games, minutes, shape
 
-    def save(self, milestones: list[str] = ()) -> Path:
-        """Checkpoint the run; copies of it named `milestones` are made before latest.pt moves
-        (so a kill in between redoes the step and its copies on resume)."""
+    def _extra(self, replay: bool = True) -> dict:
         extra = {
             "games": self.games,
             "train_seconds": self.train_seconds,
             "rng_state": self.rng.bit_generator.state,
-            "replay": [asdict(r) for r in self.replay.batches],
             "evals": self.evals,
             "warm_start": self.warm_start,
+            "phase": self.phase,
+            "phases": self.phases,
+            "init_from": self.init_from,
         }
-        return save_checkpoint(
+        if replay:
+            extra["replay"] = [asdict(r) for r in self.replay.batches]
+        return extra
+
+    def save(self, milestones: list[str] = ()) -> Path:
+        """Checkpoint the run; copies of it named `milestones` are made before latest.pt moves
+        (so a kill in between redoes the step and its copies on resume). With train.state_file
+        the compact state (no replay) is written there too, after latest.pt."""
+        config = OmegaConf.to_container(self.cfg, resolve=True)
+        snapshot = save_checkpoint(
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
-            config=OmegaConf.to_container(self.cfg, resolve=True), extra=extra,
-            keep=self.cfg.train.keep_checkpoints,
+            config=config, extra=self._extra(), keep=self.cfg.train.keep_checkpoints,
             before_latest=lambda snapshot: _keep_milestones(self, snapshot, list(milestones)),
         )
+        if self.cfg.train.state_file:
+            save_state_file(self.cfg.train.state_file, model=self.model, optimizer=self.optimizer,
+                            step=self.step, config=config, extra=self._extra(replay=False),
+                            moments=self.cfg.train.state_moments)
+        return snapshot
+
+    def _shape_of_phase(self, index: int) -> dict:
+        t, m = self.cfg.train, self.cfg.model
+        return phase_settings(t.schedule, index, {k: t[k] for k in PHASE_KEYS},
+                              {"hidden": list(m.hidden), "num_blocks": m.num_blocks})
 
     def restore(self, payload: dict) -> None:
         path = payload["path"]
-        if payload["model_config"] != self.model.config():
+        extra = payload.get("extra") or {}
+        self.phase = int(extra.get("phase", -1))
+        self.settings, shape = self._shape_of_phase(self.phase)
+        expected = dict(self.model.config(), **shape)
+        if payload["model_config"] != expected:
             raise ValueError(
                 f"{path}: the checkpoint's network {payload['model_config']} differs from the "
-                f"configured one {self.model.config()}; resume with the run's own settings"
+                f"one the run's settings give at its phase {self.phase}: {expected}; resume with "
+                "the run's own settings"
             )
+        if payload.get("optimizer") is None:
+            raise ValueError(f"{path}: holds a network only (no optimiser state), so it cannot "
+                             "be continued exactly; start a new run from it with "
+                             "train.init_from=PATH")
+        if shape != {"hidden": list(self.model.hidden), "num_blocks": self.model.num_blocks}:
+            self._replace_model(PolicyValueNet.from_config(expected).to(self.device))
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.step = int(payload["step"])
-        extra = payload.get("extra") or {}
         self.games = int(extra.get("games", 0))
         self.train_seconds = float(extra.get("train_seconds", 0.0))
         if "rng_state" in extra:
             self.rng.bit_generator.state = extra["rng_state"]
+        self.replay = ReplayBuffer(max_batches=self.settings["replay_batches"])
         for rec in extra.get("replay", []):
             self.replay.add(SelfPlayRecords(**rec))
         self.evals = list(extra.get("evals", []))
         self.warm_start = extra.get("warm_start")
+        self.init_from = extra.get("init_from")
+        self.phases = list(extra.get("phases", []))
+
+    def _replace_model(self, model: PolicyValueNet) -> None:
+        """A new network (grown or restored in another shape) with a fresh optimiser."""
+        t = self.cfg.train
+        self.model = model.eval()
+        self.optimizer = make_optimizer(self.model, self.settings["lr"], tuple(t.betas),
+                                        t.weight_decay)
+
+    def init_network(self, path: str) -> None:
+        """Start from the network in `path` (train.init_from), grown to the configured shape if
+        it is smaller; the optimiser stays fresh."""
+        payload = load_checkpoint(path, map_location="cpu")
+        parent = load_model(payload).to(self.device)
+        want = self.model.config()
+        grown = parent.config() != want
+        if grown:
+            rest = {k: v for k, v in want.items() if k not in ("hidden", "num_blocks")}
+            have = {k: v for k, v in parent.config().items() if k in rest}
+            if have != rest:
+                raise ValueError(f"train.init_from={path}: its network {parent.config()} cannot "
+                                 f"become the configured {want} (only widths and blocks grow)")
+            try:
+                parent = grow(parent, want["hidden"], want["num_blocks"],
+                              generator=torch.Generator().manual_seed(int(self.cfg.train.seed)))
+            except ValueError as err:
+                raise ValueError(f"train.init_from={path}: {err}") from None
+        self._replace_model(parent)
+        extra = payload.get("extra") or {}
+        self.init_from = {
+            "path": str(path), "sha256": _sha256(path), "step": int(payload["step"]),
+            "model_config": payload["model_config"], "grown": grown,
+            "games": extra.get("games"), "train_minutes": (
+                None if extra.get("train_seconds") is None else extra["train_seconds"] / 60),
+            "init_from": extra.get("init_from"), "phases": extra.get("phases"),
+        }
+
+    def advance_phase(self) -> bool:
+        """Enter the schedule's phase for the games played so far, if it changed: new settings,
+        the network grown (fresh optimiser) when the phase's shape is bigger. True when the
+        network object was replaced (a caller holding it must take the new one)."""
+        index = phase_index(self.cfg.train.schedule, self.games)
+        if index == self.phase:
+            return False
+        settings, shape = self._shape_of_phase(index)
+        replaced = shape != {"hidden": list(self.model.hidden),
+                             "num_blocks": self.model.num_blocks}
+        self.phase, self.settings = index, settings
+        if replaced:
+            gen = torch.Generator().manual_seed(int(self.cfg.train.seed) * 1_000_003 + self.games)
+            self._replace_model(grow(self.model, shape["hidden"], shape["num_blocks"], gen))
+        else:
+            for group in self.optimizer.param_groups:
+                group["lr"] = settings["lr"]
+        old = list(self.replay.batches)
+        self.replay = ReplayBuffer(max_batches=settings["replay_batches"])
+        for rec in old:
+            self.replay.add(rec)
+        self.phases.append({"phase": index, "step": self.step, "games": self.games,
+                            "train_minutes": self.train_seconds / 60, "grown": replaced,
+                            **settings, **shape})
+        return replaced
+
+
+def _sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _learn(run: Run) -> dict:
@@ -115,7 +225,7 @@ def _learn(run: Run) -> dict:
     run.model.train()
     sums: dict[str, float] = {}
     count = 0
-    for batch in run.replay.minibatches(t.minibatch, t.passes, run.rng):
+    for batch in run.replay.minibatches(t.minibatch, run.settings["passes"], run.rng):
         metrics = train_step(run.model, run.optimizer, batch, run.device,
                              value_weight=t.value_weight, value_unit=t.value_unit,
                              value_loss=t.value_loss)
@@ -213,11 +323,12 @@ def _should_stop(run: Run) -> bool:
 # Settings that may differ on resume without being named: run length, logging, evaluation and
 # resources; everything else changes the run and must be allowed with resume_overrides=[...].
 ALWAYS_MAY_CHANGE = (
-    "resume", "resume_overrides", "progress", "debug", "log_dir", "checkpoint_dir",
+    "resume", "resume_overrides", "resume_from", "run", "progress", "debug", "log_dir", "checkpoint_dir",
     "train.max_minutes", "train.max_batches", "train.eval_every", "train.eval_deals",
     "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
-    "train.device", "train.threads", "distributed", "ray",
+    "train.device", "train.threads", "train.state_file", "train.state_moments",
+    "train.init_from", "distributed", "ray",
 )
 
 
@@ -269,6 +380,16 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
         if t[key] is not None and t[key] < 0:
             raise ValueError(f"train.{key}={t[key]}: must be >= 0")
     check_warm_start(OmegaConf.to_object(t.warm_start), "train.warm_start")
+    check_schedule(list(t.schedule), {k: t[k] for k in PHASE_KEYS},
+                   {"hidden": list(cfg.model.hidden), "num_blocks": cfg.model.num_blocks})
+    if t.state_moments not in MOMENTS:
+        raise ValueError(f"train.state_moments={t.state_moments!r}: choose {' or '.join(MOMENTS)}")
+    if cfg.get("resume_from") and cfg.resume:
+        raise ValueError("resume=true and resume_from=PATH: resume continues this run's folder, "
+                         "resume_from a state file in a new folder; choose one")
+    if cfg.get("resume_from") and t.init_from:
+        raise ValueError("train.init_from and resume_from: a continued run keeps its network; "
+                         "choose one")
     mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
     check_search(mcts, "search")
     return mcts
@@ -282,25 +403,40 @@ def _open_run(cfg: DictConfig) -> Run:
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
     run = Run(cfg, pick_device(cfg.train.device))
     latest = latest_checkpoint(run.dir)
-    if cfg.resume:
+    if cfg.get("resume_from") and latest is None:
+        _continue_state(run, cfg, Path(cfg.resume_from))
+    elif cfg.resume:
         if latest is None:
             raise FileNotFoundError(f"resume=true but {run.dir} holds no checkpoint")
         payload = load_checkpoint(latest, map_location="cpu")
-        current = OmegaConf.to_container(cfg, resolve=True)
-        changes = settings_changes(payload.get("config") or {}, current,
-                                   list(cfg.get("resume_overrides") or []))
-        if changes:
-            raise ValueError(
-                f"resume=true: settings differ from the run's checkpoint {latest}: "
-                + "; ".join(changes) + ". Resume with the run's own settings, or allow these "
-                "changes with resume_overrides=[" + ",".join(c.split(":")[0] for c in changes)
-                + "]")
+        _refuse_changes(cfg, payload, latest)
         run.restore(payload)
     elif latest is not None:
         raise FileExistsError(
             f"{latest} exists: pass resume=true to continue that run, or choose another run=NAME"
         )
+    elif cfg.train.init_from:
+        run.init_network(cfg.train.init_from)
     return run
+
+
+def _refuse_changes(cfg: DictConfig, payload: dict, source) -> None:
+    current = OmegaConf.to_container(cfg, resolve=True)
+    changes = settings_changes(payload.get("config") or {}, current,
+                               list(cfg.get("resume_overrides") or []))
+    if changes:
+        raise ValueError(
+            f"settings differ from the run's checkpoint {source}: " + "; ".join(changes)
+            + ". Continue with the run's own settings, or allow these changes with "
+            "resume_overrides=[" + ",".join(c.split(":")[0] for c in changes) + "]")
+
+
+def _continue_state(run: Run, cfg: DictConfig, path: Path) -> None:
+    """resume_from=PATH into an empty run folder: the compact state's network, optimiser, step,
+    counters, rng, history and phase; its replay is empty (exact when replay_batches is 1)."""
+    payload = load_checkpoint(path, map_location="cpu")
+    _refuse_changes(cfg, payload, path)
+    run.restore(payload)
 
 
 def run_training(cfg: DictConfig, train_fn=None) -> Run:
@@ -351,6 +487,8 @@ class Session:
                 _log_eval(run, self.writer, _evaluate(run, self.eval_deals))
             self.writer.flush()
             run.save(_milestones_passed(run, -1.0, -1))  # the untrained network
+        if run.step == 0 and run.init_from is not None:
+            self.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
         _write_eval_history(run)  # eval.jsonl = the history of the checkpoint resumed from
         self.bar = tqdm(total=t.max_batches, initial=run.step, unit="batch",
                         disable=not cfg.progress, desc=f"train {cfg.run}")
@@ -389,6 +527,23 @@ class Session:
                              gps=f"{metrics['selfplay/games_per_s']:.1f}",
                              wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
 
+    def enter_phase(self) -> bool:
+        """Run.advance_phase, logged (tensorboard train/phase, a line when progress is on); True
+        when the network was replaced."""
+        run = self.run
+        before = run.phase
+        replaced = run.advance_phase()
+        if run.phase != before:
+            self.writer.add_scalar("train/phase", run.phase, run.step)
+            change = run.phases[-1]
+            self.writer.add_text("train/phases", json.dumps(strict_json(change)), run.step)
+            if run.cfg.progress:
+                tqdm.write(f"phase {run.phase} from {run.games} games: "
+                           + ", ".join(f"{k}={change[k]}" for k in PHASE_KEYS)
+                           + (f"; network grown to hidden={change['hidden']}, "
+                              f"num_blocks={change['num_blocks']}" if replaced else ""))
+        return replaced
+
     def close(self) -> None:
         self.bar.close()
         self.writer.close()
@@ -405,9 +560,11 @@ def _train(run: Run, mcts: MCTSConfig) -> None:
     session = Session(run)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     while not _should_stop(run):
+        if session.enter_phase():
+            evaluator = NetworkEvaluator(run.model, device=run.device)
         started = time.perf_counter()
-        records = play_selfplay(evaluator, t.games_per_batch, run.rng, mcts, beta=t.beta,
-                                outcome_weight=t.outcome_weight)
+        records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
+                                beta=t.beta, outcome_weight=t.outcome_weight)
         play_seconds = time.perf_counter() - started
         metrics = learn_from(run, records)
         session.finish_batch(records, metrics, time.perf_counter() - started, play_seconds)

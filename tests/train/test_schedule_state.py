@@ -1,0 +1,135 @@
+"""Training across sittings (issue 23): phases by games (train.schedule), a network grown
+mid-run, the compact state file (train.state_file) continued exactly in a new folder
+(resume_from), and a fresh run from a network (train.init_from). In-process on the smoke preset."""
+
+import pytest
+import torch
+
+from scrofazero.nn.checkpoint import load_checkpoint, load_model, save_model_file
+from scrofazero.nn.network import PolicyValueNet
+from scrofazero.train.loop import run_training
+from scrofazero.train.schedule import check_schedule, phase_index, phase_settings
+from tests.helpers.composed import config
+
+BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4}
+SHAPE = {"hidden": [64, 32], "num_blocks": 1}
+
+
+def _cfg(tmp_path, run, *extra):
+    return config("train", "experiment=smoke", "train.games_per_batch=2", "train.eval_every=0",
+                  "train.checkpoint_every=1", f"run={run}",
+                  f"checkpoint_dir={tmp_path / 'ckpt'}", f"log_dir={tmp_path / 'runs'}", *extra)
+
+
+def test_phases_carry_unset_settings_over():
+    schedule = [{"from_games": 10, "lr": 5e-5, "games_per_batch": 4},
+                {"from_games": 20, "replay_batches": 1, "hidden": [96, 32]}]
+    assert [phase_index(schedule, g) for g in (0, 9, 10, 19, 20, 10**6)] == [-1, -1, 0, 0, 1, 1]
+    assert phase_settings(schedule, -1, BASE, SHAPE) == (BASE, SHAPE)
+    settings, shape = phase_settings(schedule, 1, BASE, SHAPE)
+    assert settings == {"games_per_batch": 4, "replay_batches": 1, "passes": 1, "lr": 5e-5}
+    assert shape == {"hidden": [96, 32], "num_blocks": 1}
+
+
+@pytest.mark.parametrize("schedule, named", [
+    ([{"from_games": 10}, {"from_games": 10}], "[1].from_games=10: phases must start at increasing"),
+    ([{"from_games": -1}], "[0].from_games=-1"),
+    ([{"from_games": 0, "passes": 0}], "[0].passes=0"),
+    ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),
+    ([{"from_games": 0, "hidden": [32, 32]}], "[0]: cannot grow"),
+    ([{"from_games": 0, "hidden": [96, 64]}, {"from_games": 5, "hidden": [64, 64]}],
+     "[1]: cannot grow"),
+])
+def test_senseless_schedules_are_named(schedule, named):
+    with pytest.raises(ValueError) as err:
+        check_schedule(schedule, BASE, SHAPE)
+    assert named in str(err.value)
+
+
+def test_a_phase_changes_batches_grows_the_network_and_resumes(tmp_path):
+    schedule = ("train.schedule=[{from_games:4,games_per_batch:3,replay_batches:1,lr:2e-4,"
+                "hidden:[96,32],num_blocks:2}]")
+    run = run_training(_cfg(tmp_path, "p", "train.max_batches=4", schedule))
+    # Two batches of 2 games, then the phase: two of 3.
+    assert run.games == 2 + 2 + 3 + 3 and run.phase == 0
+    assert run.model.config()["hidden"] == [96, 32] and run.model.num_blocks == 2
+    assert [g["lr"] for g in run.optimizer.param_groups] == [2e-4]
+    assert run.replay.max_batches == 1
+    payload = load_checkpoint(tmp_path / "ckpt" / "p" / "latest.pt")
+    [change] = payload["extra"]["phases"]
+    assert (change["phase"], change["step"], change["games"], change["grown"]) == (0, 2, 4, True)
+    # The grown checkpoint resumes (its shape is the phase's, not the model group's).
+    more = run_training(_cfg(tmp_path, "p", "train.max_batches=5", schedule, "resume=true"))
+    assert more.step == 5 and more.games == 13 and more.model.num_blocks == 2
+
+
+def _weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_state_file_continues_exactly_in_a_new_folder(tmp_path):
+    common = ("train.replay_batches=1", "train.passes=2")
+    straight = run_training(_cfg(tmp_path, "a", "train.max_batches=4", *common))
+    state = tmp_path / "committed" / "state.pt"
+    first = run_training(_cfg(tmp_path, "b", "train.max_batches=2", *common,
+                              f"train.state_file={state}"))
+    assert first.step == 2
+    payload = load_checkpoint(state)
+    assert "replay" not in payload["extra"] and payload["optimizer"] is not None
+    # A new machine: only the state file, a new run folder.
+    cont = run_training(_cfg(tmp_path, "c", "train.max_batches=4", *common,
+                             f"resume_from={state}"))
+    assert (cont.step, cont.games) == (straight.step, straight.games) == (4, 8)
+    a, c = _weights(straight.model), _weights(cont.model)
+    assert all(torch.equal(a[k], c[k]) for k in a), "continued weights differ from a straight run"
+    assert cont.train_seconds > first.train_seconds
+
+
+def test_bfloat16_moments_halve_the_optimiser_and_continue_close(tmp_path):
+    common = ("train.replay_batches=1",)
+    exact, small = tmp_path / "f32.pt", tmp_path / "bf16.pt"
+    run_training(_cfg(tmp_path, "a", "train.max_batches=1", *common,
+                      f"train.state_file={exact}"))
+    run_training(_cfg(tmp_path, "b", "train.max_batches=1", *common,
+                      f"train.state_file={small}", "train.state_moments=bfloat16"))
+    moments = [t for s in load_checkpoint(small)["optimizer"]["state"].values()
+               for n, t in s.items() if n != "step"]
+    assert moments and all(t.dtype == torch.bfloat16 for t in moments)
+    a = run_training(_cfg(tmp_path, "c", "train.max_batches=2", *common, f"resume_from={exact}"))
+    b = run_training(_cfg(tmp_path, "d", "train.max_batches=2", *common, f"resume_from={small}",
+                          "resume_overrides=[train.state_moments]"))
+    wa, wb = _weights(a.model), _weights(b.model)
+    assert all(torch.allclose(wa[k], wb[k], atol=1e-4) for k in wa)
+
+
+def test_resume_from_refuses_a_network_only_file_and_changed_settings(tmp_path):
+    model_file = save_model_file(tmp_path / "net.pt", PolicyValueNet([64, 32], 1))
+    with pytest.raises(ValueError, match="train.init_from=PATH"):
+        run_training(_cfg(tmp_path, "a", "train.max_batches=1", f"resume_from={model_file}"))
+    state = tmp_path / "state.pt"
+    run_training(_cfg(tmp_path, "b", "train.max_batches=1", f"train.state_file={state}"))
+    with pytest.raises(ValueError, match=r"train.passes: 1 -> 2"):
+        run_training(_cfg(tmp_path, "c", "train.max_batches=2", "train.passes=2",
+                          f"resume_from={state}"))
+
+
+def test_init_from_grows_a_network_and_records_where_it_came_from(tmp_path):
+    torch.manual_seed(3)
+    parent = PolicyValueNet([64, 32], 1).eval()
+    path = save_model_file(tmp_path / "parent.pt", parent, step=77)
+    run = run_training(_cfg(tmp_path, "g", "train.max_batches=1", "model.hidden=[96,48]",
+                            "model.num_blocks=2", f"train.init_from={path}"))
+    assert run.init_from["grown"] and run.init_from["step"] == 77
+    assert run.init_from["model_config"]["hidden"] == [64, 32]
+    assert len(run.init_from["sha256"]) == 64
+    # The step-0 checkpoint holds the grown network, which computes what the parent did.
+    start = load_model(tmp_path / "ckpt" / "g" / "games_0.pt")
+    assert start.config()["hidden"] == [96, 48]
+    x = (torch.rand(32, 434) < 0.15).float()
+    with torch.no_grad():
+        assert torch.allclose(start(x)[0], parent(x)[0], atol=1e-5)
+    assert load_checkpoint(tmp_path / "ckpt" / "g" / "latest.pt")["extra"]["init_from"]["path"] \
+        == str(path)
+    with pytest.raises(ValueError, match="cannot grow"):
+        run_training(_cfg(tmp_path, "h", "train.max_batches=1", "model.hidden=[32,32]",
+                          f"train.init_from={path}"))
