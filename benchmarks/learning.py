@@ -1,7 +1,8 @@
 """Learning speed: raw-network WPG against two Mr. Greeds at fixed self-play game counts.
 
     python benchmarks/learning.py --run NAME [--preset cpu] [--games 2560,5120,10240,20480,40960]
-        [--deals 256] [--json PATH] [--png PATH] [--compare JSON ...] [-- train.py overrides ...]
+        [--deals 256] [--json PATH] [--png PATH] [--compare JSON ...] [--parent JSON]
+        [--measure-only] [-- train.py overrides ...]
 
 Trains `python train.py experiment=PRESET run=NAME` (resuming the run when it exists) until the
 largest game count, keeping a copy of the network at each count (train.milestone_games), then
@@ -11,7 +12,15 @@ Writes JSON {"preset", "run", "games", "minutes", "wpg", "stderr", "deals", "ove
 "original", "warm_start"} (warm_start: the summary of train.warm_start, whose time the minutes
 include and whose Greed games the game counts do not, or null) and a PNG of WPG against games and against training minutes, with the original's
 logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
-about 0 at ~92k games after 17 GPU-hours).
+about 0 at ~92k games after 17 GPU-hours, +7 at ~164k where its first run levelled off, then
+its fine-tuning with 128 games per batch and replay of the latest batch: +26 after 10,240 more
+games, +36 after 61,440, +37.3 after 92,160, about 46 GPU-hours in all).
+
+A run that started from another run's network (train.init_from) is one phase of a lineage:
+--parent names the parent's result JSON of this benchmark (repeatable, oldest first, for a
+longer lineage); the run's games and minutes then continue from the parent's last point, the
+JSON gets "lineage" (each phase: run, offsets, deals) and the PNG draws the phases as one
+curve (the deals of each phase's measurement in its label).
 """
 
 from __future__ import annotations
@@ -28,8 +37,11 @@ sys.path.insert(0, str(ROOT))
 from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.nn.checkpoint import load_checkpoint  # noqa: E402
 
-# The original's raw-network curve (games, WPG) and its pace: ~92k games in 17 GPU-hours.
-ORIGINAL = {"games": [0, 5120, 20480, 46080, 92160], "wpg": [-265, -106, -62, -25, 0]}
+# The original's raw-network curve (games, WPG), its fine-tuning from ~164k games on, and its
+# pace: ~92k games in 17 GPU-hours, ~256k in about 46.
+ORIGINAL = {"games": [0, 5120, 20480, 46080, 92160, 164000, 174240, 225440, 256160],
+            "wpg": [-265, -106, -62, -25, 0, 7, 26, 36, 37.3],
+            "finetune_from_games": 164000}
 ORIGINAL_MINUTES_PER_GAME = 17 * 60 / 92160
 
 
@@ -77,23 +89,49 @@ def measure(args, run_dir: Path) -> dict:
     return rows
 
 
+def with_lineage(result: dict, parents: list[dict]) -> dict:
+    """`result` with its games and minutes counted from the start of the lineage `parents`
+    (oldest first, each a result of this benchmark whose last point the next one started
+    from): games_total, minutes_total and "lineage" [{run, games_offset, minutes_offset,
+    deals, games, minutes, wpg, stderr}] (the parents' own points included)."""
+    lineage, games_off, minutes_off = [], 0, 0.0
+    for phase in [*parents, result]:
+        lineage.append({"run": phase["run"], "games_offset": games_off,
+                        "minutes_offset": minutes_off, "deals": phase["deals"],
+                        "overrides": phase.get("overrides", []),
+                        "games": [games_off + g for g in phase["games"]],
+                        "minutes": [minutes_off + m for m in phase["minutes"]],
+                        "wpg": phase["wpg"], "stderr": phase["stderr"]})
+        games_off += phase["games"][-1]
+        minutes_off += phase["minutes"][-1]
+    return {**result, "lineage": lineage, "games_total": lineage[-1]["games"],
+            "minutes_total": lineage[-1]["minutes"]}
+
+
+def _phases(result: dict) -> list[dict]:
+    return result.get("lineage") or [{**result, "games_offset": 0, "minutes_offset": 0.0}]
+
+
 def plot(result: dict, path: Path, others: list[dict] = ()) -> None:
-    """WPG against games and against training minutes: this run, `others` (earlier results of
-    this benchmark, drawn beside it under their run names) and the original's curve."""
+    """WPG against games and against training minutes: this run (each phase of its lineage),
+    `others` (earlier results of this benchmark, drawn beside it under their run names) and the
+    original's curve."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (by_games, by_minutes) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    label = f"ours: {result['run']} ({result['deals']} deals x 2)"
-    for ax, x, orig_x, xlabel in (
-            (by_games, result["games"], ORIGINAL["games"], "self-play games"),
-            (by_minutes, result["minutes"],
+    for ax, key, orig_x, xlabel in (
+            (by_games, "games", ORIGINAL["games"], "self-play games"),
+            (by_minutes, "minutes",
              [g * ORIGINAL_MINUTES_PER_GAME for g in ORIGINAL["games"]],
              "training minutes (ours: this CPU; original: one GPU)")):
-        yerr = [0.0 if e is None else e for e in result["stderr"]]
-        ax.errorbar(x, result["wpg"], yerr=yerr, marker="o", capsize=3, label=label)
+        for phase in _phases(result):
+            x = phase[key] if "lineage" in result else result[key]
+            yerr = [0.0 if e is None else e for e in phase["stderr"]]
+            ax.errorbar(x, phase["wpg"], yerr=yerr, marker="o", capsize=3,
+                        label=f"ours: {phase['run']} ({phase['deals']} deals x 2)")
         for other in others:
             ox = other["games"] if ax is by_games else other["minutes"]
             oerr = [0.0 if e is None else e for e in other["stderr"]]
@@ -134,6 +172,9 @@ def main() -> None:
                         help="do not train; measure the copies the run already has")
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="JSON result of an earlier run to draw beside this one (repeatable)")
+    parser.add_argument("--parent", type=Path, action="append", default=[],
+                        help="result JSON of the run this one started from (train.init_from); "
+                             "repeatable, oldest first: the lineage")
     parser.add_argument("overrides", nargs="*", help="train.py overrides, e.g. model=medium")
     args = parser.parse_args()
     if any(g % args.games_per_batch for g in args.games):
@@ -142,6 +183,8 @@ def main() -> None:
                else train(args, args.overrides))
     result = {"preset": args.preset, "run": args.run, "overrides": args.overrides,
               "deals": args.deals, **measure(args, run_dir), "original": ORIGINAL}
+    if args.parent:
+        result = with_lineage(result, [json.loads(p.read_text()) for p in args.parent])
     if args.json:
         print(f"wrote {write_json_atomic(args.json, result)}")
     if args.png:

@@ -7,6 +7,11 @@ self-play games/s and network evaluations/s for the default (`small`) and the `p
 and for the paper network searched one game at a time with one network call per leaf (the
 original ScrofaZero's approach); the paper network also with --wide-games games in lockstep.
 Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
+
+On a CPU it then measures the cost of a busy machine (`--load-games`, 0 to skip): batched
+self-play of the small and the paper network with 1 torch thread and with one per core, each
+quiet and beside a second process that keeps one core busy for the duration (a user's laptop
+is rarely idle). Figures: games/s and the slowdown loaded / quiet per thread count.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -85,6 +91,37 @@ def network_rate(evaluator: NetworkEvaluator, batch: int, repeats: int = 20) -> 
     return batch * repeats / (time.perf_counter() - started)
 
 
+def _burner() -> subprocess.Popen:
+    """A second process keeping one core busy until killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def under_load(games: int, seed: int) -> dict:
+    """Batched self-play games/s of the small and paper networks per torch thread count (1 and
+    one per core), quiet and beside a process that keeps one core busy."""
+    default = torch.get_num_threads()
+    counts = sorted({1, os.cpu_count() or 1})
+    out: dict = {}
+    try:
+        for threads in counts:
+            torch.set_num_threads(threads)
+            for shape in ("small", "paper"):
+                evaluator = make_evaluator(shape, torch.device("cpu"))
+                quiet = batched(evaluator, games, seed)["games_per_s"]
+                burner = _burner()
+                try:
+                    loaded = batched(evaluator, games, seed)["games_per_s"]
+                finally:
+                    burner.kill()
+                    burner.wait()
+                out[f"{shape}_threads_{threads}"] = {
+                    "threads": threads, "network": shape, "quiet_games_per_s": quiet,
+                    "loaded_games_per_s": loaded, "slowdown": quiet / loaded}
+    finally:
+        torch.set_num_threads(default)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -95,6 +132,8 @@ def main() -> None:
                         help="games for the per-leaf run (few games make a noisy baseline)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--load-games", type=int, default=32,
+                        help="games per quiet / loaded measurement on a CPU (0: skip them)")
     args = parser.parse_args()
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
                           else ("cpu" if args.device == "auto" else args.device))
@@ -143,6 +182,14 @@ def main() -> None:
           f"on {device} with {torch.get_num_threads()} threads")
     print(f"bare paper network, states/s at batch {args.games} / at batch 1: {net_ratio:.1f}x "
           "(the ceiling of batching on this machine)")
+    if device.type == "cpu" and args.load_games > 0:
+        result["under_load"] = load = under_load(args.load_games, args.seed)
+        result["targets"]["slowdown_with_one_core_busy"] = 2.0
+        print(f"{'one core busy by another process':34} {'quiet':>9} {'loaded':>10} {'slowdown':>9}")
+        for row in load.values():
+            print(f"{row['network']:>6} network, {row['threads']} torch thread(s)     "
+                  f"{row['quiet_games_per_s']:9.2f} {row['loaded_games_per_s']:10.2f} "
+                  f"{row['slowdown']:8.1f}x")
     if args.json:
         write_json_atomic(args.json, result)
         print(f"wrote {args.json}")

@@ -30,6 +30,7 @@ class ModelConfig:
     hidden: list[int] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
     num_blocks: int = 4  # residual blocks (width -> width -> width, ReLU, add)
     value_scale: float = 10.0  # value head output x this = points still to come (paper: 10)
+    aux: bool = False  # auxiliary heads trained beside policy and value: each seat's final pile score, who captures each scoring card
 
 
 @dataclass
@@ -46,6 +47,10 @@ class TrainConfig:
     value_unit: float = 1.0  # the value error is measured in units of this many points (paper: 1)
     beta: float = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
     outcome_weight: float = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
+    playout_full: float = 1.0  # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the paper)
+    aux_weight: float = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
+    policy_target: str = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero)
+    playout_cheap: float = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
     max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
     max_minutes: Optional[float] = None  # stop after this much training wall time (None: no limit)
     eval_every: int = 10  # evaluate the raw network every this many batches (0: never)

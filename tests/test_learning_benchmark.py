@@ -34,3 +34,22 @@ def test_learning_benchmark_tiny(tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(out.read_text())["wpg"] == result["wpg"]
     assert [p.stat().st_mtime_ns for p in measured] == stamps  # reused, not measured again
+
+
+def test_lineage_continues_the_parents_games_and_minutes(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import learning
+
+    parent = {"run": "p", "deals": 256, "games": [0, 100, 200], "minutes": [0.0, 1.0, 2.5],
+              "wpg": [-200.0, -50.0, 5.0], "stderr": [9.0, 9.0, 9.0]}
+    child = {"run": "c", "deals": 1024, "games": [0, 50], "minutes": [0.0, 4.0],
+             "wpg": [4.0, 20.0], "stderr": [4.6, 4.6], "overrides": ["train.init_from=x"]}
+    out = learning.with_lineage(child, [parent])
+    assert out["games_total"] == [200, 250] and out["minutes_total"] == [2.5, 6.5]
+    assert [p["run"] for p in out["lineage"]] == ["p", "c"]
+    assert out["lineage"][0]["games"] == [0, 100, 200]
+    assert (out["lineage"][1]["games_offset"], out["lineage"][1]["deals"]) == (200, 1024)
+    assert out["games"] == [0, 50]  # the run's own counts stay as measured
+    png = tmp_path / "lineage.png"
+    learning.plot(out, png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

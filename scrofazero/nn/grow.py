@@ -88,8 +88,11 @@ def _blocks(model: PolicyValueNet) -> list[nn.Module]:
 
 
 def grow(model: PolicyValueNet, hidden: Sequence[int], num_blocks: int,
-         generator: torch.Generator | None = None) -> PolicyValueNet:
+         generator: torch.Generator | None = None, aux: bool | None = None) -> PolicyValueNet:
     """A new network of shape (hidden, num_blocks) computing what `model` computes.
+
+    aux: give the new network auxiliary heads (None: as `model`); heads it had are grown like
+    the others, new ones start random (they do not change the policy or the value).
 
     New weights are drawn with torch's default Linear init from `generator` (a fixed seed gives
     the same grown network). The input size, actions and value scale are kept. `model` is not
@@ -101,7 +104,8 @@ def grow(model: PolicyValueNet, hidden: Sequence[int], num_blocks: int,
         torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
     try:
         new = PolicyValueNet(hidden=hidden, num_blocks=num_blocks, input_size=model.input_size,
-                             num_actions=model.num_actions, value_scale=model.value_scale)
+                             num_actions=model.num_actions, value_scale=model.value_scale,
+                             aux=model.aux if aux is None else aux)
     finally:
         if generator is not None:
             torch.random.set_rng_state(state)
@@ -122,8 +126,10 @@ def grow(model: PolicyValueNet, hidden: Sequence[int], num_blocks: int,
             _copy_into(block.fc2, old_blocks[b].fc2.weight, old_blocks[b].fc2.bias)
         else:  # appended: adds exactly 0 to the old stream units
             _zero_old_rows(block.fc2, width_old)
-    for head_new, head_old in ((new.policy_head, model.policy_head),
-                               (new.value_head, model.value_head)):
+    heads = [(new.policy_head, model.policy_head), (new.value_head, model.value_head)]
+    if new.aux and model.aux:
+        heads += [(new.points_head, model.points_head), (new.capture_head, model.capture_head)]
+    for head_new, head_old in heads:
         with torch.no_grad():
             head_new.weight.zero_()
             head_new.weight[:, :width_old] = head_old.weight

@@ -2,7 +2,9 @@
 
 434 inputs -> hidden widths (paper: 2048, 2048, 512) -> residual blocks -> 52 policy logits and
 one value, in points, for the MOVER's team (the points still to come). Search reaches it only
-through nn/evaluator.py; checkpoints rebuild it from `config()`.
+through nn/evaluator.py; checkpoints rebuild it from `config()`. With aux=True two more heads
+read the same trunk for training only (`forward_aux`): each seat's final pile score and, for
+each of the 16 scoring cards, which seat captures it (seats relative to the mover).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class PolicyValueNet(nn.Module):
     """
 
     def __init__(self, hidden: Sequence[int] = (2048, 2048, 512), num_blocks: int = 10,
-                 input_size: int = INPUT_SIZE, num_actions: int = 52, value_scale: float = 10.0):
+                 input_size: int = INPUT_SIZE, num_actions: int = 52, value_scale: float = 10.0,
+                 aux: bool = False):
         super().__init__()
         hidden = tuple(int(w) for w in hidden)
         if not hidden or min(hidden) < 1:
@@ -48,6 +51,7 @@ class PolicyValueNet(nn.Module):
         self.input_size = int(input_size)
         self.num_actions = int(num_actions)
         self.value_scale = float(value_scale)
+        self.aux = bool(aux)
         layers: list[nn.Module] = []
         width = self.input_size
         for w in hidden:
@@ -57,6 +61,21 @@ class PolicyValueNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy_head = nn.Linear(width, self.num_actions)
         self.value_head = nn.Linear(width, 1)
+        if self.aux:
+            self.points_head = nn.Linear(width, 4)  # final pile score / value_scale per seat
+            self.capture_head = nn.Linear(width, 16 * 4)  # scoring card x capturing seat logits
+
+    def forward_aux(self, x: torch.Tensor):
+        """(logits [B, 52], value [B], points [B, 4] in points, capture logits [B, 16, 4]) as
+        float32; the auxiliary heads need aux=True."""
+        if not self.aux:
+            raise ValueError("this network has no auxiliary heads (aux=False)")
+        h = self.trunk(x)
+        logits = self.policy_head(h).float()
+        value = self.value_scale * self.value_head(h).float().squeeze(-1)
+        points = self.value_scale * self.points_head(h).float()
+        capture = self.capture_head(h).float().view(-1, 16, 4)
+        return logits, value, points, capture
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x [B, 434] -> (logits [B, 52], value [B]) as float32 even under bf16 autocast;
@@ -75,6 +94,7 @@ class PolicyValueNet(nn.Module):
             "input_size": self.input_size,
             "num_actions": self.num_actions,
             "value_scale": self.value_scale,
+            **({"aux": True} if self.aux else {}),  # absent when off: older files read alike
         }
 
     @classmethod

@@ -278,17 +278,22 @@ def _cat(parts: list, width: int) -> tuple:
 
 
 def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
-             rng=None) -> SearchResult:
+             rng=None, budget_scale=None) -> SearchResult:
     """Search B roots in lockstep: every simulation step runs one simulation in each tree that
     still has budget, evaluating all new non-terminal leaves in one evaluator call.
 
     roots: a batch of B non-terminal states. rng is accepted for interface symmetry and unused:
-    ties break to the lowest action index, so the search is deterministic.
+    ties break to the lowest action index, so the search is deterministic. budget_scale [B]
+    (optional): each root's budget times this factor, at least one simulation per legal card
+    (playout-cap randomisation's cheap searches).
     Returns a SearchResult ([B, A] root statistics from each root mover's seat).
     """
     puct = _check_config(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
     budget, forced = root_budgets(legal, config)
+    if budget_scale is not None:
+        scaled = np.ceil(budget * np.asarray(budget_scale, dtype=np.float64)).astype(np.int64)
+        budget = np.where(forced, 0, np.maximum(scaled, legal.sum(axis=1)))
     B, A = legal.shape
     q_sum = np.zeros((B, A), dtype=np.float64)
     visits = np.zeros((B, A), dtype=np.int64)

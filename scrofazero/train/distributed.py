@@ -41,7 +41,7 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.train.loop import Run, Session, _should_stop, learn_from, run_training
-from scrofazero.train.selfplay import play_selfplay
+from scrofazero.train.selfplay import play_selfplay, selfplay_options
 
 SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
 
@@ -49,15 +49,15 @@ SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (tr
 class SelfPlayActor:
     """One self-play worker: a network of the run's shape, weights loaded by version."""
 
-    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, beta: float,
-                 outcome_weight: float, threads: int, device: str = "cpu"):
+    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, options: dict,
+                 threads: int, device: str = "cpu"):
         torch.set_num_threads(max(1, int(threads)))
         torch.set_flush_denormal(True)
         self.index = index
         self.model = PolicyValueNet(**model_config)
         self.model.eval()
         self.evaluator = NetworkEvaluator(self.model, device=device)
-        self.mcts, self.beta, self.outcome_weight = mcts, beta, outcome_weight
+        self.mcts, self.options = mcts, dict(options)  # play_selfplay's keyword arguments
         self.version = -1
 
     def play(self, weights: dict, version: int, games: int, seed: list[int]) -> tuple:
@@ -70,7 +70,7 @@ class SelfPlayActor:
             self.version = version
         started = time.perf_counter()
         records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
-                                beta=self.beta, outcome_weight=self.outcome_weight)
+                                **self.options)
         return records, {"actor": self.index, "version": self.version, "pid": os.getpid(),
                          "seconds": time.perf_counter() - started}
 
@@ -105,8 +105,8 @@ class _Actors:
             num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,
             max_task_retries=0)
         device = "cuda" if float(r.actor_gpus) > 0 else "cpu"
-        self.handles = [remote.remote(i, run.model.config(), mcts, float(t.beta),
-                                      float(t.outcome_weight), int(r.actor_threads), device)
+        self.handles = [remote.remote(i, run.model.config(), mcts, selfplay_options(t),
+                                      int(r.actor_threads), device)
                         for i in range(int(r.actors))]
         self.calls = [0] * len(self.handles)
         self.pending: dict = {}  # object ref -> actor index

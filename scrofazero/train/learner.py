@@ -26,6 +26,8 @@ def loss_fn(
     value_weight: float = 0.03,
     value_unit: float = 1.0,
     value_loss: str = "rmse",
+    aux=None,
+    aux_weight: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss (scalar tensor) and its parts (detached scalar tensors).
 
@@ -33,6 +35,9 @@ def loss_fn(
     "mse" (the mean squared error).
     logits [B, 52] raw; value [B] in points (the mover's team's points still to come);
     batch: legal [B, 52] bool, policy_target [B, 52] (zero off legal), value_target [B] points.
+    aux: (points [B, 4], capture logits [B, 16, 4]) of an aux network, with batch points_target
+    [B, 4] and capture_target [B, 16]: adds aux_weight x (value_weight x points error + the mean
+    cross-entropy of the capturing seats).
     """
     legal = batch["legal"]
     target = batch["policy_target"].float()  # [B, 52]
@@ -53,14 +58,26 @@ def loss_fn(
     metrics = {
         "loss/policy": policy.detach(),
         "loss/value": value_error.detach(),
-        "loss/total": total.detach(),
     }
+    if aux is not None and aux_weight > 0:
+        points, capture = aux
+        p_err = (points.float() - batch["points_target"].float()) / value_unit  # [B, 4]
+        p_mse = (p_err * p_err).mean()
+        points_error = p_mse.sqrt() if value_loss == "rmse" else p_mse
+        capture_ce = torch.nn.functional.cross_entropy(
+            capture.reshape(-1, 4).float(), batch["capture_target"].reshape(-1).long())
+        total = total + aux_weight * (value_weight * points_error + capture_ce)
+        metrics["loss/aux_points"] = points_error.detach()
+        metrics["loss/aux_capture"] = capture_ce.detach()
+    metrics["loss/total"] = total.detach()
     return total, metrics
 
 
 def _to_device(batch: dict[str, np.ndarray], device) -> dict[str, torch.Tensor]:
-    keys = ("inputs", "legal", "policy_target", "value_target")
-    return {k: torch.as_tensor(np.asarray(batch[k])).to(device, non_blocking=True) for k in keys}
+    keys = ("inputs", "legal", "policy_target", "value_target", "points_target",
+            "capture_target")
+    return {k: torch.as_tensor(np.asarray(batch[k])).to(device, non_blocking=True)
+            for k in keys if k in batch}
 
 
 def train_step(
@@ -72,6 +89,7 @@ def train_step(
     value_weight: float = 0.03,
     value_unit: float = 1.0,
     value_loss: str = "rmse",
+    aux_weight: float = 0.0,
 ) -> dict[str, float]:
     """One Adam step on a minibatch (numpy arrays as from ReplayBuffer.minibatches).
 
@@ -85,9 +103,14 @@ def train_step(
     t = _to_device(batch, device)
     model.train()
     ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else nullcontext()
+    use_aux = aux_weight > 0 and getattr(model, "aux", False) and "capture_target" in t
     with ctx:
-        logits, value = model(t["inputs"].float())  # [B, 52], [B]
-    total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss)
+        if use_aux:
+            logits, value, points, capture = model.forward_aux(t["inputs"].float())
+        else:
+            logits, value = model(t["inputs"].float())  # [B, 52], [B]
+    total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss,
+                             aux=(points, capture) if use_aux else None, aux_weight=aux_weight)
     optimizer.zero_grad(set_to_none=True)
     total.backward()
     optimizer.step()

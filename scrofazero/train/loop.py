@@ -44,7 +44,12 @@ from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
 from scrofazero.train.schedule import PHASE_KEYS, check_schedule, phase_index, phase_settings
-from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay
+from scrofazero.train.selfplay import (
+    POLICY_TARGETS,
+    SelfPlayRecords,
+    play_selfplay,
+    selfplay_options,
+)
 from scrofazero.train.warm_start import check_warm_start, warm_start
 
 
@@ -65,7 +70,7 @@ class Run:
         torch.manual_seed(cfg.train.seed)  # the initial weights are part of the run's seed
         self.model = PolicyValueNet(
             hidden=list(cfg.model.hidden), num_blocks=cfg.model.num_blocks,
-            value_scale=cfg.model.value_scale,
+            value_scale=cfg.model.value_scale, aux=cfg.model.aux,
         ).to(device)
         t = cfg.train
         self.phase = -1  # index into train.schedule of the phase in force (-1: none yet)
@@ -165,14 +170,17 @@ class Run:
         want = self.model.config()
         grown = parent.config() != want
         if grown:
-            rest = {k: v for k, v in want.items() if k not in ("hidden", "num_blocks")}
-            have = {k: v for k, v in parent.config().items() if k in rest}
+            grows = ("hidden", "num_blocks", "aux")
+            rest = {k: v for k, v in want.items() if k not in grows}
+            have = {k: v for k, v in parent.config().items() if k not in grows}
             if have != rest:
                 raise ValueError(f"train.init_from={path}: its network {parent.config()} cannot "
-                                 f"become the configured {want} (only widths and blocks grow)")
+                                 f"become the configured {want} (only widths, blocks and the "
+                                 "auxiliary heads grow)")
             try:
                 parent = grow(parent, want["hidden"], want["num_blocks"],
-                              generator=torch.Generator().manual_seed(int(self.cfg.train.seed)))
+                              generator=torch.Generator().manual_seed(int(self.cfg.train.seed)),
+                              aux=self.model.aux)
             except ValueError as err:
                 raise ValueError(f"train.init_from={path}: {err}") from None
         self._replace_model(parent)
@@ -228,7 +236,7 @@ def _learn(run: Run) -> dict:
     for batch in run.replay.minibatches(t.minibatch, run.settings["passes"], run.rng):
         metrics = train_step(run.model, run.optimizer, batch, run.device,
                              value_weight=t.value_weight, value_unit=t.value_unit,
-                             value_loss=t.value_loss)
+                             value_loss=t.value_loss, aux_weight=t.aux_weight)
         for key, value in metrics.items():
             sums[key] = sums.get(key, 0.0) + value
         count += 1
@@ -374,6 +382,12 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
     if not t.lr > 0 or not t.value_unit > 0 or t.value_weight < 0:
         raise ValueError(f"train.lr={t.lr}, train.value_unit={t.value_unit} must be > 0 and "
                          f"train.value_weight={t.value_weight} >= 0")
+    if not 0.0 < t.playout_full <= 1.0 or not 0.0 < t.playout_cheap <= 1.0:
+        raise ValueError(f"train.playout_full={t.playout_full} and train.playout_cheap="
+                         f"{t.playout_cheap}: both must lie in (0, 1]")
+    if t.policy_target not in POLICY_TARGETS:
+        raise ValueError(f"train.policy_target={t.policy_target!r}: choose "
+                         f"{' or '.join(POLICY_TARGETS)}")
     if not 0.0 <= t.outcome_weight <= 1.0:
         raise ValueError(f"train.outcome_weight={t.outcome_weight}: must lie in [0, 1]")
     for key in ("max_batches", "max_minutes"):
@@ -564,7 +578,7 @@ def _train(run: Run, mcts: MCTSConfig) -> None:
             evaluator = NetworkEvaluator(run.model, device=run.device)
         started = time.perf_counter()
         records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
-                                beta=t.beta, outcome_weight=t.outcome_weight)
+                                **selfplay_options(t))
         play_seconds = time.perf_counter() - started
         metrics = learn_from(run, records)
         session.finish_batch(records, metrics, time.perf_counter() - started, play_seconds)

@@ -11,13 +11,15 @@ from typing import Iterator
 
 import numpy as np
 
-# The per-position arrays of SelfPlayRecords that training uses.
+# The per-position arrays of SelfPlayRecords that training uses; the auxiliary targets are used
+# when every stored batch has them (records made before they existed do not).
 FIELDS = ("inputs", "legal", "policy_target", "value_target", "seat")
+AUX_FIELDS = ("points_target", "capture_target")
 
 
-def _fields(records) -> dict[str, np.ndarray]:
-    get = records.get if isinstance(records, dict) else lambda k: getattr(records, k)
-    return {k: np.asarray(get(k)) for k in FIELDS}
+def _fields(records, names=FIELDS + AUX_FIELDS) -> dict[str, np.ndarray]:
+    get = records.get if isinstance(records, dict) else lambda k: getattr(records, k, None)
+    return {k: np.asarray(get(k)) for k in names if get(k) is not None}
 
 
 class ReplayBuffer:
@@ -60,7 +62,8 @@ class ReplayBuffer:
             return
         # Concatenated once per call, not per minibatch: the buffer is small (~3 x 2,000 rows).
         parts = [_fields(b) for b in self.batches]
-        data = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+        names = [k for k in FIELDS + AUX_FIELDS if all(k in p for p in parts)]
+        data = {k: np.concatenate([p[k] for p in parts]) for k in names}
         n = len(data["inputs"])
         for _ in range(passes):
             order = rng.permutation(n)

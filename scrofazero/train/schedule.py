@@ -65,7 +65,8 @@ def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "tr
             try:
                 check_growth(prev["hidden"], prev["num_blocks"], cur["hidden"], cur["num_blocks"])
             except ValueError as err:
-                raise ValueError(f"{where}[{i}]: {err}") from None
+                raise ValueError(f"{where}[{i}]: {err} ({where}=[] trains without the "
+                                 "schedule's phases)") from None
         prev = cur
 
 

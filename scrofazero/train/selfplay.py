@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from scrofazero.games.gongzhu.batch import (
 )
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.deals import check_deal
+from scrofazero.games.gongzhu.scoring import batch_pile_scores
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import encode
 from scrofazero.search.mcts import MCTSConfig, run_mcts
@@ -42,7 +44,10 @@ class SelfPlayRecords:
     one) by the outcome_weight of play_selfplay; seat [M] int8 mover; game [M] int32 and ply [M] int8 locate the position.
     Per game: deals [G, 52] int64, first_leader [G] int8, actions [G, 52] int8 cards in play
     order, final_returns [G, 4] float32. Totals: games, plies_searched (= M), simulations,
-    evaluations (states sent to the evaluator), seconds (wall time).
+    evaluations (states sent to the evaluator), seconds (wall time). Auxiliary targets the game
+    gives for free, per position and relative to the mover (seats p, p+1, p+2, p+3):
+    points_target [M, 4] float32 each seat's final pile score; capture_target [M, 16] int8 which
+    of those seats captured each scoring card (None in records made before they existed).
     """
 
     inputs: np.ndarray
@@ -63,6 +68,8 @@ class SelfPlayRecords:
     simulations: int
     evaluations: int
     seconds: float
+    points_target: Optional[np.ndarray] = None
+    capture_target: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.value_target)
@@ -81,6 +88,38 @@ def policy_targets(q: np.ndarray, legal: np.ndarray, beta: float = 0.2) -> np.nd
     z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)  # exp(-inf) = 0 off the support
     return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def visit_targets(visits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Root visit counts [R, 52] normalised over the legal cards -> [R, 52] float32; a root
+    searched without visits (budget 0) gets its legal cards uniformly."""
+    v = np.where(legal, visits, 0.0)
+    total = v.sum(axis=1, keepdims=True)
+    v = np.where(total > 0, v, legal.astype(np.float64))
+    return (v / v.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+POLICY_TARGETS = ("q", "visits")
+
+
+def selfplay_options(train_cfg) -> dict:
+    """The keyword arguments of play_selfplay that the `train` settings give (loop and Ray
+    actors alike)."""
+    return {"beta": float(train_cfg.beta), "outcome_weight": float(train_cfg.outcome_weight),
+            "full_fraction": float(train_cfg.playout_full),
+            "cheap_scale": float(train_cfg.playout_cheap),
+            "policy_target": str(train_cfg.policy_target)}
+
+
+def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray):
+    """(points [M, 4] float32, capture [M, 16] int8) from the final piles [G, 4] of the games:
+    the final pile score of seats mover + k (k = 0..3) and, for each of the 16 scoring cards,
+    the k of the seat that captured it."""
+    order = (seat.astype(np.int64)[:, None] + np.arange(4)) & 3  # [M, 4] absolute seats
+    piles = final_piles[game.astype(np.int64)[:, None], order].astype(np.int64)  # [M, 4]
+    points = batch_pile_scores(final_piles)[game.astype(np.int64)[:, None], order]  # [M, 4]
+    bits = (piles[:, :, None] >> np.arange(16)) & 1  # [M, 4, 16]
+    return points.astype(np.float32), bits.argmax(axis=1).astype(np.int8)
 
 
 def current_values(roots: StateBatch) -> np.ndarray:
@@ -118,6 +157,9 @@ def play_selfplay(
     beta: float = 0.2,
     deals=None,
     outcome_weight: float = 0.0,
+    full_fraction: float = 1.0,
+    cheap_scale: float = 0.25,
+    policy_target: str = "q",
 ) -> SelfPlayRecords:
     """Play `num_games` full games in lockstep with search at every ply (every unforced one
     unless mcts_config.search_forced).
@@ -126,13 +168,22 @@ def play_selfplay(
     rng); first leaders are always drawn from rng. outcome_weight in [0, 1] mixes the trained
     value target from the search target (0, the paper's) and the game's outcome (1). Moves are the argmax of root Q (the paper's
     rule, no exploration noise). Same rng state -> same records for a deterministic evaluator.
+
+    Playout-cap randomisation (KataGo) when full_fraction < 1: each searched ply gets the full
+    budget with probability full_fraction and is recorded; the others get cheap_scale x the
+    budget (at least one simulation per legal card), are played and not recorded.
+    policy_target: "q" (softmax(beta x root Q), the paper's) or "visits" (the root's visit
+    counts, normalised: AlphaZero's target).
     """
+    if policy_target not in POLICY_TARGETS:
+        raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, "
+                         f"got {policy_target!r}")
     t0 = time.perf_counter()
     s, deals, leaders = _initial_states(num_games, rng, deals)
     actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
     if not 0.0 <= outcome_weight <= 1.0:
         raise ValueError(f"outcome_weight must lie in [0, 1], got {outcome_weight}")
-    names = ("inputs", "legal", "q", "value", "now", "seat", "game", "ply")
+    names = ("inputs", "legal", "q", "visits", "value", "now", "seat", "game", "ply")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
     simulations = evaluations = 0
     for ply in range(NUM_CARDS):
@@ -140,16 +191,26 @@ def play_selfplay(
         forced = (legal.sum(axis=1) == 1) & (not mcts_config.search_forced)  # [G]
         act = legal.argmax(axis=1)  # forced rows: the single legal card
         rows = np.flatnonzero(~forced)
+        if len(rows) and full_fraction < 1.0:
+            full = rng.random(len(rows)) < full_fraction  # [R] recorded plies
+            scale = np.where(full, 1.0, cheap_scale)
+        else:
+            full, scale = np.ones(len(rows), dtype=bool), None
         if len(rows):
             roots = s.take(rows)
-            res = run_mcts(GongzhuRules, evaluator, roots, mcts_config, rng=rng)
+            res = run_mcts(GongzhuRules, evaluator, roots, mcts_config, rng=rng,
+                           budget_scale=scale)
             act[rows] = res.action
             simulations += int(res.num_simulations.sum())
             evaluations += int(res.num_evaluations)
-            q = np.asarray(res.q, dtype=np.float64)  # [R, 52]
+        rows, keep = rows[full], np.flatnonzero(full)
+        if len(rows):
+            roots = roots.take(keep)
+            q = np.asarray(res.q, dtype=np.float64)[keep]  # [R, 52]
             parts["inputs"].append(encode(roots))
             parts["legal"].append(legal[rows])
             parts["q"].append(q)
+            parts["visits"].append(np.asarray(res.visits, dtype=np.float64)[keep])
             parts["value"].append(value_targets(q, legal[rows], roots))
             parts["now"].append(current_values(roots))
             parts["seat"].append(current_player(roots).astype(np.int8))
@@ -162,12 +223,14 @@ def play_selfplay(
     if cat["inputs"] is None:  # only possible with zero games
         raise ValueError("no searched position (num_games must be >= 1)")
     final = returns(s).astype(np.float32)  # [G, 4]
+    points, capture = aux_targets(s.piles, cat["game"], cat["seat"])
     outcome = (final[cat["game"], cat["seat"]] - cat["now"]).astype(np.float32)  # [M]
     mixed = (1.0 - outcome_weight) * cat["value"] + outcome_weight * outcome
     return SelfPlayRecords(
         inputs=cat["inputs"].astype(np.float32, copy=False),
         legal=cat["legal"],
-        policy_target=policy_targets(cat["q"], cat["legal"], beta),
+        policy_target=(policy_targets(cat["q"], cat["legal"], beta) if policy_target == "q"
+                       else visit_targets(cat["visits"], cat["legal"])),
         value_target=mixed.astype(np.float32),
         search_value=cat["value"],
         outcome_value=outcome,
@@ -183,4 +246,6 @@ def play_selfplay(
         simulations=simulations,
         evaluations=evaluations,
         seconds=time.perf_counter() - t0,
+        points_target=points,
+        capture_target=capture,
     )

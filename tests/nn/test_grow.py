@@ -89,3 +89,20 @@ def test_shapes_that_cannot_be_grown_into_are_named(hidden, blocks, named):
     with pytest.raises(ValueError, match="cannot grow") as err:
         check_growth([64, 32], 2, hidden, blocks)
     assert named in str(err.value)
+
+
+def test_auxiliary_heads_are_grown_or_added():
+    torch.manual_seed(0)
+    old = PolicyValueNet(hidden=[64, 32], num_blocks=1, aux=True).eval()
+    new = grow(old, [96, 48], 2)
+    x = _inputs(32)
+    with torch.no_grad():
+        for a, b in zip(old.forward_aux(x), new.forward_aux(x)):
+            assert torch.allclose(a, b, atol=1e-4)
+    plain = _trained_like([64, 32], 1)
+    added = grow(plain, [64, 32], 1, aux=True)
+    with torch.no_grad():
+        assert torch.allclose(added(x)[1], plain(x)[1], atol=1e-4)
+        assert added.forward_aux(x)[3].shape == (32, 16, 4)
+    with pytest.raises(ValueError, match="no auxiliary heads"):
+        plain.forward_aux(x)

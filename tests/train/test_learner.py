@@ -200,3 +200,35 @@ def test_replay_minibatches_deterministic_with_rng():
     for x, y in zip(a, b):
         for k in x:
             assert np.array_equal(x[k], y[k])
+
+
+def test_auxiliary_loss_matches_a_direct_computation_and_trains():
+    rng = np.random.default_rng(4)
+    logits, value, batch = _random_batch(rng, n=24)
+    batch["points_target"] = rng.normal(0, 60, (24, 4)).astype(np.float32)
+    batch["capture_target"] = rng.integers(0, 4, (24, 16)).astype(np.int8)
+    points = rng.normal(0, 60, (24, 4)).astype(np.float32)
+    capture = rng.normal(0, 2, (24, 16, 4)).astype(np.float32)
+    t = _torch(batch)
+    plain, _ = loss_fn(torch.as_tensor(logits), torch.as_tensor(value), t)
+    total, parts = loss_fn(torch.as_tensor(logits), torch.as_tensor(value), t,
+                           aux=(torch.as_tensor(points), torch.as_tensor(capture)),
+                           aux_weight=0.5)
+    rmse = np.sqrt(np.mean((points.astype(np.float64) - batch["points_target"]) ** 2))
+    z = capture.astype(np.float64)
+    logp = z - z.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(logp, batch["capture_target"][..., None].astype(int), -1).mean()
+    assert float(parts["loss/aux_points"]) == pytest.approx(rmse, rel=1e-5)
+    assert float(parts["loss/aux_capture"]) == pytest.approx(ce, rel=1e-5)
+    assert float(total) == pytest.approx(float(plain) + 0.5 * (0.03 * rmse + ce), rel=1e-5)
+    torch.manual_seed(0)
+    model = PolicyValueNet(hidden=(64, 32), num_blocks=1, aux=True)
+    opt = make_optimizer(model, lr=1e-3)
+    first = train_step(model, opt, batch, "cpu", aux_weight=0.5)
+    for _ in range(40):
+        last = train_step(model, opt, batch, "cpu", aux_weight=0.5)
+    assert last["loss/aux_capture"] < 0.75 * first["loss/aux_capture"]
+    # Without the weight (or targets) the auxiliary heads are not trained.
+    assert set(train_step(model, opt, batch, "cpu")) == {"loss/policy", "loss/value",
+                                                         "loss/total"}

@@ -225,3 +225,68 @@ def test_search_forced_records_all_52_plies_with_exact_last_targets():
     assert forced.any()
     np.testing.assert_array_equal(rec.policy_target[forced], rec.legal[forced].astype(np.float32))
 
+
+
+def test_playout_cap_randomisation_records_only_full_searches():
+    full = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA)
+    same = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA,
+                         full_fraction=1.0, cheap_scale=0.25)
+    assert np.array_equal(full.value_target, same.value_target)  # off: the rng is not drawn
+    rec = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA,
+                        full_fraction=0.3, cheap_scale=0.25)
+    unforced = recorded = 0
+    for g in range(rec.games):
+        state = GongzhuState(rec.deals[g], leader=int(rec.first_leader[g]))
+        kept = set(rec.ply[rec.game == g].tolist())
+        for ply, card in enumerate(rec.actions[g]):
+            if len(state.legal_actions()) > 1:
+                unforced += 1
+                root = StateBatch.from_states([state.clone()])
+                if ply in kept:  # recorded: the full search, whose targets were kept
+                    recorded += 1
+                    res = run_mcts(GongzhuRules, cheap_evaluator, root, MCTSConfig())
+                    i = int(np.flatnonzero((rec.game == g) & (rec.ply == ply))[0])
+                    assert rec.value_target[i] == pytest.approx(
+                        np.nanmax(res.q[0]) - returns(root)[0, int(current_player(root)[0])],
+                        abs=1e-3)
+                else:  # played after the cheap search, not recorded
+                    res = run_mcts(GongzhuRules, cheap_evaluator, root, MCTSConfig(),
+                                   budget_scale=np.array([0.25]))
+                    assert res.num_simulations[0] == max(
+                        int(np.ceil(0.25 * 2 * len(state.legal_actions()))),
+                        len(state.legal_actions()))
+                assert int(card) == int(res.action[0])
+            else:
+                assert ply not in kept
+            state.apply(int(card))
+        assert state.is_terminal()
+    assert 0.15 < recorded / unforced < 0.45
+    assert rec.simulations < full.simulations
+
+
+def test_visit_count_policy_target():
+    rec = play_selfplay(cheap_evaluator, 2, np.random.default_rng(3), MCTSConfig(), beta=BETA,
+                        policy_target="visits")
+    for i in np.random.default_rng(0).choice(len(rec), size=10, replace=False):
+        g, ply = int(rec.game[i]), int(rec.ply[i])
+        root = StateBatch.from_states([_replay(rec, g, ply)])
+        res = run_mcts(GongzhuRules, cheap_evaluator, root, MCTSConfig())
+        visits = res.visits[0].astype(np.float64)
+        np.testing.assert_allclose(rec.policy_target[i], visits / visits.sum(), rtol=1e-6)
+    with pytest.raises(ValueError, match="policy_target"):
+        play_selfplay(cheap_evaluator, 1, np.random.default_rng(3), MCTSConfig(),
+                      policy_target="gumbel")
+
+
+def test_auxiliary_targets_are_the_final_piles_seen_from_the_mover(records):
+    from scrofazero.games.gongzhu.cards import SCORING_CARDS
+
+    for i in np.random.default_rng(1).choice(len(records), size=20, replace=False):
+        g, mover = int(records.game[i]), int(records.seat[i])
+        final = _replay(records, g)
+        scores = final.pile_scores()
+        for k in range(4):
+            assert records.points_target[i, k] == scores[(mover + k) % 4]
+        for j, card in enumerate(SCORING_CARDS):
+            holder = (mover + int(records.capture_target[i, j])) % 4
+            assert (final.piles[holder] >> j) & 1, (card, holder)
