@@ -15,6 +15,7 @@ may be defaults.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import subprocess
@@ -34,12 +35,38 @@ SETTINGS = {
     "deals_18": ["scrofazero.sampling.per_stratum=2"],
     "search_3x": ["scrofazero.search.budget_base=30", "scrofazero.search.budget_per_legal=6"],
     "puct": ["scrofazero.search.selection=puct"],
+    # More sampled deals against more search per deal, at about the paper's cost (issue 23).
+    "deals_18_half_search": ["scrofazero.sampling.per_stratum=2",
+                             "scrofazero.search.budget_base=5",
+                             "scrofazero.search.budget_per_legal=1"],
+    "deals_6_double_search": ["scrofazero.sampling.num_important=1",
+                              "scrofazero.sampling.per_stratum=2",
+                              "scrofazero.search.budget_base=20",
+                              "scrofazero.search.budget_per_legal=4"],
+    "puct_c200": ["scrofazero.search.selection=puct", "scrofazero.search.c_puct=200"],
+    "puct_c600": ["scrofazero.search.selection=puct", "scrofazero.search.c_puct=600"],
 }
 
 
+def _file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def measurement_key(overrides: list[str], args) -> str:
+    """What a stored measurement must match to be reused: the network's bytes, the deals, the
+    seed and the setting's overrides (not its name)."""
+    what = json.dumps({"checkpoint": _file_sha256(args.checkpoint), "deals": args.deals,
+                       "seed": args.seed, "overrides": sorted(overrides)}, sort_keys=True)
+    return hashlib.sha256(what.encode()).hexdigest()[:16]
+
+
 def run_setting(name: str, overrides: list[str], args) -> dict:
-    out = Path(args.out_dir) / f"{name}.json"
-    if not out.is_file():  # measured once; a rerun with the same folder reuses it
+    out = Path(args.out_dir) / f"{name}_{measurement_key(overrides, args)}.json"
+    if not out.is_file():  # measured once; the same network, deals, seed and overrides reuse it
         cmd = [sys.executable, str(ROOT / "evaluate.py"), "--wpg",
                f"checkpoint={args.checkpoint}", f"deals={args.deals}", f"workers={args.workers}",
                f"seed={args.seed}", "progress=false", f"out={out}", *overrides]
@@ -49,6 +76,8 @@ def run_setting(name: str, overrides: list[str], args) -> dict:
 
 def paired(values: list[float], base: list[float]) -> tuple[float, float]:
     """Mean and standard error of the per-deal differences."""
+    if len(values) != len(base):
+        raise ValueError(f"paired comparison of {len(values)} and {len(base)} deals")
     diffs = [v - b for v, b in zip(values, base)]
     n = len(diffs)
     mean = sum(diffs) / n

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from player_settings import paired  # noqa: E402
+from player_settings import measurement_key, paired  # noqa: E402
 
 
 def test_paired_statistics_by_hand():
@@ -38,7 +38,8 @@ def test_player_settings_tiny(tmp_path):
     assert [r["name"] for r in rows] == ["paper", "no_iec"]
     assert rows[0]["gain"] == 0.0
     assert rows[1]["gain"] == pytest.approx(rows[1]["wpg"] - rows[0]["wpg"])
-    per_run = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*.json")}
+    per_run = {p.stem.rsplit("_", 1)[0]: json.loads(p.read_text())
+               for p in (tmp_path / "runs").glob("*.json")}
     assert per_run["no_iec"]["settings"]["weighting"]["enabled"] is False
     assert per_run["paper"]["settings"]["weighting"]["enabled"] is True
     assert per_run["no_iec"]["seed"] == per_run["paper"]["seed"]
@@ -47,3 +48,20 @@ def test_player_settings_tiny(tmp_path):
                            check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    # Another network (or deal count) is measured anew, never reported under the old label.
+    other = tmp_path / "other.pt"
+    other.write_bytes((ROOT / "models" / "scrofazero.pt").read_bytes() + b"")
+    assert measurement_key([], _Args(other, 2)) == measurement_key([], _Args(
+        ROOT / "models" / "scrofazero.pt", 2))
+    assert measurement_key([], _Args(other, 3)) != measurement_key([], _Args(other, 2))
+    other.write_bytes(other.read_bytes() + b"x")
+    assert measurement_key([], _Args(other, 2)) != measurement_key([], _Args(
+        ROOT / "models" / "scrofazero.pt", 2))
+    assert measurement_key(["a=1"], _Args(other, 2)) != measurement_key([], _Args(other, 2))
+    with pytest.raises(ValueError, match="paired comparison of 2 and 3"):
+        paired([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+class _Args:
+    def __init__(self, checkpoint, deals, seed=0):
+        self.checkpoint, self.deals, self.seed = checkpoint, deals, seed
