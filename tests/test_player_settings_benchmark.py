@@ -65,3 +65,17 @@ def test_player_settings_tiny(tmp_path):
 class _Args:
     def __init__(self, checkpoint, deals, seed=0):
         self.checkpoint, self.deals, self.seed = checkpoint, deals, seed
+
+
+def test_paired_comparison_of_two_evaluations():
+    from paired import compare
+
+    a = {"wpg": 2.0, "stderr": 1.0, "deals": 3, "seed": 0, "values": [1.0, 2.0, 3.0]}
+    b = {"wpg": 5.0, "stderr": 1.0, "deals": 3, "seed": 0, "values": [3.0, 4.0, 8.0]}
+    out = compare(a, b)
+    assert out["diff"] == pytest.approx(3.0) and out["deals"] == 3
+    assert out["diff_stderr"] == pytest.approx(paired(b["values"], a["values"])[1])
+    with pytest.raises(ValueError, match="differ in seed"):
+        compare(a, {**b, "seed": 1})
+    with pytest.raises(ValueError, match="differ in deals"):
+        compare(a, {**b, "deals": 4})

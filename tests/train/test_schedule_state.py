@@ -133,3 +133,12 @@ def test_init_from_grows_a_network_and_records_where_it_came_from(tmp_path):
     with pytest.raises(ValueError, match="cannot grow"):
         run_training(_cfg(tmp_path, "h", "train.max_batches=1", "model.hidden=[32,32]",
                           f"train.init_from={path}"))
+
+
+def test_resume_true_gives_the_weights_of_a_run_that_never_stopped(tmp_path):
+    common = ("train.replay_batches=3", "train.passes=2")  # the replay travels in latest.pt
+    straight = run_training(_cfg(tmp_path, "a", "train.max_batches=4", *common))
+    run_training(_cfg(tmp_path, "b", "train.max_batches=2", *common))
+    resumed = run_training(_cfg(tmp_path, "b", "train.max_batches=4", *common, "resume=true"))
+    a, b = _weights(straight.model), _weights(resumed.model)
+    assert all(torch.equal(a[k], b[k]) for k in a)

@@ -1,0 +1,54 @@
+"""Paired comparison of two `evaluate.py --wpg ... out=PATH` results on the same deals.
+
+    python benchmarks/paired.py A.json B.json [--json PATH]
+
+Both must have played the same deals with the same seed (so Mr. Greed's draws and the deals
+pair up); prints each WPG and B - A with the standard error of the per-deal differences, far
+smaller than either WPG's own when the players are alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from player_settings import paired  # noqa: E402
+
+from scrofazero.atomic import write_json_atomic  # noqa: E402
+
+
+def compare(a: dict, b: dict, names=("A", "B")) -> dict:
+    """B - A per deal: {"a", "b", "diff", "diff_stderr", "deals"}; ValueError when the two did
+    not play the same deals with the same seed."""
+    for key in ("deals", "seed"):
+        if a.get(key) != b.get(key):
+            raise ValueError(f"{names[0]} and {names[1]} differ in {key}: {a.get(key)!r} vs "
+                             f"{b.get(key)!r}; a paired comparison needs the same deals and seed")
+    diff, se = paired(b["values"], a["values"])
+    return {"a": a["wpg"], "a_stderr": a["stderr"], "b": b["wpg"], "b_stderr": b["stderr"],
+            "diff": diff, "diff_stderr": se, "deals": a["deals"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a", type=Path)
+    parser.add_argument("b", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    result = compare(json.loads(args.a.read_text()), json.loads(args.b.read_text()),
+                     (str(args.a), str(args.b)))
+    result.update(a_file=str(args.a), b_file=str(args.b))
+    print(f"A {result['a']:+.1f} ({result['a_stderr']:.1f})  B {result['b']:+.1f} "
+          f"({result['b_stderr']:.1f})  B - A {result['diff']:+.1f} ({result['diff_stderr']:.1f}) "
+          f"on {result['deals']} deals x 2")
+    if args.json:
+        write_json_atomic(args.json, result)
+
+
+if __name__ == "__main__":
+    main()
