@@ -49,7 +49,7 @@ class TrainConfig:
     outcome_weight: float = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
     playout_full: float = 1.0  # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the paper)
     aux_weight: float = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
-    policy_target: str = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero)
+    policy_target: str = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
     playout_cheap: float = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
     max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
     max_minutes: Optional[float] = None  # stop after this much training wall time (None: no limit)

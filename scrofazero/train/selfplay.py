@@ -99,7 +99,36 @@ def visit_targets(visits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return (v / v.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-POLICY_TARGETS = ("q", "visits")
+def improved_targets(q: np.ndarray, visits: np.ndarray, legal: np.ndarray,
+                     prior_logits: np.ndarray, c_visit: float = 50.0,
+                     c_scale: float = 0.1) -> np.ndarray:
+    """Gumbel MuZero's improved policy: softmax(prior logits + (c_visit + max visits) x c_scale
+    x Q rescaled to [0, 1] over the legal visited cards) on the legal cards -> [R, 52] float32.
+    Unvisited legal cards take the mean visited Q (their 'completed' value)."""
+    ok = legal & np.isfinite(q)
+    if not ok.any(axis=1).all():
+        raise ValueError("a searched root has no visited legal child; raise the search budget")
+    mean_q = np.nanmean(np.where(ok, q, np.nan), axis=1, keepdims=True)  # [R, 1]
+    done = np.where(ok, q, mean_q)
+    lo = np.where(legal, done, np.inf).min(axis=1, keepdims=True)
+    hi = np.where(legal, done, -np.inf).max(axis=1, keepdims=True)
+    scaled = (done - lo) / np.maximum(hi - lo, 1e-9)  # [R, 52] in [0, 1] on legal cards
+    sigma = (c_visit + np.where(legal, visits, 0).max(axis=1, keepdims=True)) * c_scale * scaled
+    z = np.where(legal, prior_logits + sigma, -np.inf)
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+POLICY_TARGETS = ("q", "visits", "gumbel")
+
+
+def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
+    if kind == "q":
+        return policy_targets(cat["q"], cat["legal"], beta)
+    if kind == "visits":
+        return visit_targets(cat["visits"], cat["legal"])
+    return improved_targets(cat["q"], cat["visits"], cat["legal"], cat["prior"])
 
 
 def selfplay_options(train_cfg) -> dict:
@@ -172,8 +201,9 @@ def play_selfplay(
     Playout-cap randomisation (KataGo) when full_fraction < 1: each searched ply gets the full
     budget with probability full_fraction and is recorded; the others get cheap_scale x the
     budget (at least one simulation per legal card), are played and not recorded.
-    policy_target: "q" (softmax(beta x root Q), the paper's) or "visits" (the root's visit
-    counts, normalised: AlphaZero's target).
+    policy_target: "q" (softmax(beta x root Q), the paper's), "visits" (the root's visit
+    counts, normalised: AlphaZero's target) or "gumbel" (the network's own policy at the root
+    improved by the searched Q, Gumbel MuZero's target: one more network call per ply).
     """
     if policy_target not in POLICY_TARGETS:
         raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, "
@@ -183,7 +213,7 @@ def play_selfplay(
     actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
     if not 0.0 <= outcome_weight <= 1.0:
         raise ValueError(f"outcome_weight must lie in [0, 1], got {outcome_weight}")
-    names = ("inputs", "legal", "q", "visits", "value", "now", "seat", "game", "ply")
+    names = ("inputs", "legal", "q", "visits", "prior", "value", "now", "seat", "game", "ply")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
     simulations = evaluations = 0
     for ply in range(NUM_CARDS):
@@ -211,6 +241,8 @@ def play_selfplay(
             parts["legal"].append(legal[rows])
             parts["q"].append(q)
             parts["visits"].append(np.asarray(res.visits, dtype=np.float64)[keep])
+            if policy_target == "gumbel":
+                parts["prior"].append(np.asarray(evaluator(roots)[0], dtype=np.float64))
             parts["value"].append(value_targets(q, legal[rows], roots))
             parts["now"].append(current_values(roots))
             parts["seat"].append(current_player(roots).astype(np.int8))
@@ -229,8 +261,7 @@ def play_selfplay(
     return SelfPlayRecords(
         inputs=cat["inputs"].astype(np.float32, copy=False),
         legal=cat["legal"],
-        policy_target=(policy_targets(cat["q"], cat["legal"], beta) if policy_target == "q"
-                       else visit_targets(cat["visits"], cat["legal"])),
+        policy_target=_policy_target(policy_target, cat, beta),
         value_target=mixed.astype(np.float32),
         search_value=cat["value"],
         outcome_value=outcome,

@@ -275,7 +275,7 @@ def test_visit_count_policy_target():
         np.testing.assert_allclose(rec.policy_target[i], visits / visits.sum(), rtol=1e-6)
     with pytest.raises(ValueError, match="policy_target"):
         play_selfplay(cheap_evaluator, 1, np.random.default_rng(3), MCTSConfig(),
-                      policy_target="gumbel")
+                      policy_target="bogus")
 
 
 def test_auxiliary_targets_are_the_final_piles_seen_from_the_mover(records):
@@ -290,3 +290,30 @@ def test_auxiliary_targets_are_the_final_piles_seen_from_the_mover(records):
         for j, card in enumerate(SCORING_CARDS):
             holder = (mover + int(records.capture_target[i, j])) % 4
             assert (final.piles[holder] >> j) & 1, (card, holder)
+
+
+def test_gumbel_improved_policy_target():
+    from scrofazero.train.selfplay import improved_targets
+
+    legal = np.array([[True, True, True, False]])
+    q = np.array([[10.0, 0.0, np.nan, np.nan]])  # card 2 legal but unvisited
+    visits = np.array([[3, 1, 0, 0]])
+    prior = np.array([[0.0, 1.0, 2.0, 5.0]])
+    got = improved_targets(q, visits, legal, prior)[0].astype(np.float64)
+    done = np.array([10.0, 0.0, 5.0])  # the unvisited card takes the mean visited Q
+    z = prior[0, :3] + (50 + 3) * 0.1 * (done - 0.0) / 10.0
+    want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    np.testing.assert_allclose(got[:3], want, rtol=1e-6)
+    assert got[3] == 0.0
+    # In self-play: the prior is the network's own policy at the recorded root.
+    def evaluator(s):
+        logits, values = cheap_evaluator(s)
+        return logits + np.arange(52, dtype=np.float32) / 52, values
+    rec = play_selfplay(evaluator, 1, np.random.default_rng(2), MCTSConfig(),
+                        policy_target="gumbel")
+    i = 7
+    root = StateBatch.from_states([_replay(rec, int(rec.game[i]), int(rec.ply[i]))])
+    res = run_mcts(GongzhuRules, evaluator, root, MCTSConfig())
+    want = improved_targets(res.q.astype(np.float64), res.visits, GongzhuRules.legal_mask(root),
+                            evaluator(root)[0].astype(np.float64))
+    np.testing.assert_allclose(rec.policy_target[i], want[0], rtol=1e-5, atol=1e-7)

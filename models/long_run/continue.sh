@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Continue the long run of issue 23 (docs/results.md, "Past the paper: the long run") from its
+# committed state, on one core (train.threads=1), in checkpoints/long/ (or resume it there if that folder exists).
+# It writes models/long_run/state.pt at every checkpoint (10 batches); commit that file and the
+# curve (docs/figures/learning_long.*) before you stop.
+#   bash models/long_run/continue.sh [extra train.py overrides ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SETTINGS=(
+  run=long train.threads=1 train.eval_every=0
+  train.init_from=models/scrofazero_small.pt
+  'train.schedule=[{from_games:0,games_per_batch:128,replay_batches:1,passes:3,lr:5e-5,hidden:[1024,512],num_blocks:4}]'
+  train.state_file=models/long_run/state.pt train.state_moments=bfloat16
+  train.checkpoint_every=10
+  'train.milestone_games=[0,5120,10240,20480,30720,40960,51200,61440,71680,81920,92160,102400,122880,143360,163840,184320,204800,245760,286720,327680]'
+  'train.milestone_minutes=[]'
+)
+if [ -f checkpoints/long/latest.pt ]; then
+  exec python train.py "${SETTINGS[@]}" resume=true "$@"
+else
+  exec python train.py "${SETTINGS[@]}" resume_from=models/long_run/state.pt "$@"
+fi
