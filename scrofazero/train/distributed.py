@@ -60,9 +60,11 @@ class SelfPlayActor:
         self.mcts, self.options = mcts, dict(options)  # play_selfplay's keyword arguments
         self.version = -1
 
-    def play(self, weights: dict, version: int, games: int, seed: list[int]) -> tuple:
+    def play(self, weights: dict, version: int, games: int, seed: list[int],
+             options: dict | None = None) -> tuple:
         """`games` self-play games with the weights of `version` (loaded if newer than the
-        actor's); returns (records, info) with the version played and the time taken."""
+        actor's) and play_selfplay's `options` (None: the actor's own); returns (records,
+        info) with the version played and the time taken."""
         if version > self.version:
             state = {k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()}
             self.model.load_state_dict(state)
@@ -70,7 +72,7 @@ class SelfPlayActor:
             self.version = version
         started = time.perf_counter()
         records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
-                                **self.options)
+                                **(self.options if options is None else options))
         return records, {"actor": self.index, "version": self.version, "pid": os.getpid(),
                          "seconds": time.perf_counter() - started}
 
@@ -125,7 +127,8 @@ class _Actors:
         seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
         self.calls[i] += 1
         ref = self.handles[i].play.remote(self.weights_ref, self.version,
-                                          int(self.run.settings["games_per_batch"]), seed)
+                                          int(self.run.settings["games_per_batch"]), seed,
+                                          selfplay_options(self.run.cfg.train, self.run.settings))
         self.pending[ref] = i
 
     def next_batch(self):

@@ -578,7 +578,7 @@ def _train(run: Run, mcts: MCTSConfig) -> None:
             evaluator = NetworkEvaluator(run.model, device=run.device)
         started = time.perf_counter()
         records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
-                                **selfplay_options(t))
+                                **selfplay_options(t, run.settings))
         play_seconds = time.perf_counter() - started
         metrics = learn_from(run, records)
         session.finish_batch(records, metrics, time.perf_counter() - started, play_seconds)

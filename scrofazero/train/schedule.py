@@ -2,7 +2,7 @@
 
 A schedule is a list of phases, each starting once the run has played `from_games` self-play
 games (in increasing order). A phase sets any of games per batch, replayed batches, passes, the
-learning rate and the network's shape; what it leaves unset (None) carries over from the phase
+learning rate, the playout-cap fraction and the network's shape; what it leaves unset (None) carries over from the phase
 before (the first from the `train` settings and the `model` group). A larger shape grows the
 trained network into it without changing what it computes (nn/grow.py) and starts a fresh
 optimiser, as the original's authors did between their runs. The original's late fine-tuning
@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 from scrofazero.nn.grow import check_growth
 
 # The train settings a phase can set (besides the network's shape).
-PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr")
+PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full")
 
 
 @dataclass
@@ -27,6 +27,7 @@ class PhaseConfig:
     replay_batches: Optional[int] = None  # None: as the phase before
     passes: Optional[int] = None  # None: as the phase before
     lr: Optional[float] = None  # Adam learning rate (None: as the phase before)
+    playout_full: Optional[float] = None  # fraction of plies searched in full and recorded (None: as before)
     hidden: Optional[list[int]] = None  # grow the network to these trunk widths (None: keep)
     num_blocks: Optional[int] = None  # grow to this many residual blocks (None: keep)
 
@@ -54,6 +55,9 @@ def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "tr
         lr = _get(phase, "lr")
         if lr is not None and not lr > 0:
             raise ValueError(f"{where}[{i}].lr={lr}: must be > 0")
+        full = _get(phase, "playout_full")
+        if full is not None and not 0.0 < full <= 1.0:
+            raise ValueError(f"{where}[{i}].playout_full={full}: must lie in (0, 1]")
         hidden = _get(phase, "hidden")
         if hidden is not None and (len(hidden) == 0 or min(hidden) < 1):
             raise ValueError(f"{where}[{i}].hidden={list(hidden)}: must list positive widths")

@@ -131,11 +131,12 @@ def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
     return improved_targets(cat["q"], cat["visits"], cat["legal"], cat["prior"])
 
 
-def selfplay_options(train_cfg) -> dict:
+def selfplay_options(train_cfg, settings: dict | None = None) -> dict:
     """The keyword arguments of play_selfplay that the `train` settings give (loop and Ray
-    actors alike)."""
+    actors alike); `settings`: the run's phase settings, which may change playout_full."""
+    full = (settings or {}).get("playout_full", train_cfg.playout_full)
     return {"beta": float(train_cfg.beta), "outcome_weight": float(train_cfg.outcome_weight),
-            "full_fraction": float(train_cfg.playout_full),
+            "full_fraction": float(full),
             "cheap_scale": float(train_cfg.playout_cheap),
             "policy_target": str(train_cfg.policy_target)}
 

@@ -11,7 +11,7 @@ from scrofazero.train.loop import run_training
 from scrofazero.train.schedule import check_schedule, phase_index, phase_settings
 from tests.helpers.composed import config
 
-BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4}
+BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0}
 SHAPE = {"hidden": [64, 32], "num_blocks": 1}
 
 
@@ -22,12 +22,13 @@ def _cfg(tmp_path, run, *extra):
 
 
 def test_phases_carry_unset_settings_over():
-    schedule = [{"from_games": 10, "lr": 5e-5, "games_per_batch": 4},
+    schedule = [{"from_games": 10, "lr": 5e-5, "games_per_batch": 4, "playout_full": 0.5},
                 {"from_games": 20, "replay_batches": 1, "hidden": [96, 32]}]
     assert [phase_index(schedule, g) for g in (0, 9, 10, 19, 20, 10**6)] == [-1, -1, 0, 0, 1, 1]
     assert phase_settings(schedule, -1, BASE, SHAPE) == (BASE, SHAPE)
     settings, shape = phase_settings(schedule, 1, BASE, SHAPE)
-    assert settings == {"games_per_batch": 4, "replay_batches": 1, "passes": 1, "lr": 5e-5}
+    assert settings == {"games_per_batch": 4, "replay_batches": 1, "passes": 1, "lr": 5e-5,
+                        "playout_full": 0.5}
     assert shape == {"hidden": [96, 32], "num_blocks": 1}
 
 
@@ -36,6 +37,7 @@ def test_phases_carry_unset_settings_over():
     ([{"from_games": -1}], "[0].from_games=-1"),
     ([{"from_games": 0, "passes": 0}], "[0].passes=0"),
     ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),
+    ([{"from_games": 0, "playout_full": 0.0}], "[0].playout_full=0.0"),
     ([{"from_games": 0, "hidden": [32, 32]}], "[0]: cannot grow"),
     ([{"from_games": 0, "hidden": [96, 64]}, {"from_games": 5, "hidden": [64, 64]}],
      "[1]: cannot grow"),
@@ -48,19 +50,23 @@ def test_senseless_schedules_are_named(schedule, named):
 
 def test_a_phase_changes_batches_grows_the_network_and_resumes(tmp_path):
     schedule = ("train.schedule=[{from_games:4,games_per_batch:3,replay_batches:1,lr:2e-4,"
-                "hidden:[96,32],num_blocks:2}]")
+                "hidden:[96,32],num_blocks:2},{from_games:7,playout_full:0.5}]")
     run = run_training(_cfg(tmp_path, "p", "train.max_batches=4", schedule))
     # Two batches of 2 games, then the phase: two of 3.
-    assert run.games == 2 + 2 + 3 + 3 and run.phase == 0
+    assert run.games == 2 + 2 + 3 + 3 and run.phase == 1
+    assert run.settings["playout_full"] == 0.5 and run.settings["games_per_batch"] == 3
     assert run.model.config()["hidden"] == [96, 32] and run.model.num_blocks == 2
     assert [g["lr"] for g in run.optimizer.param_groups] == [2e-4]
     assert run.replay.max_batches == 1
     payload = load_checkpoint(tmp_path / "ckpt" / "p" / "latest.pt")
-    [change] = payload["extra"]["phases"]
+    change, later = payload["extra"]["phases"]
     assert (change["phase"], change["step"], change["games"], change["grown"]) == (0, 2, 4, True)
+    assert (later["phase"], later["games"], later["grown"], later["playout_full"]) == \
+        (1, 7, False, 0.5)
     # The grown checkpoint resumes (its shape is the phase's, not the model group's).
     more = run_training(_cfg(tmp_path, "p", "train.max_batches=5", schedule, "resume=true"))
     assert more.step == 5 and more.games == 13 and more.model.num_blocks == 2
+    assert more.settings["playout_full"] == 0.5
 
 
 def _weights(model):
