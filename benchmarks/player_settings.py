@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scrofazero.atomic import write_json_atomic  # noqa: E402
+from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
 
 # name -> evaluate.py overrides; the first row is the baseline every other row is paired with.
 SETTINGS = {
@@ -48,18 +49,10 @@ SETTINGS = {
 }
 
 
-def _file_sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def measurement_key(overrides: list[str], args) -> str:
     """What a stored measurement must match to be reused: the network's bytes, the deals, the
     seed and the setting's overrides (not its name)."""
-    what = json.dumps({"checkpoint": _file_sha256(args.checkpoint), "deals": args.deals,
+    what = json.dumps({"checkpoint": file_sha256(args.checkpoint), "deals": args.deals,
                        "seed": args.seed, "overrides": sorted(overrides)}, sort_keys=True)
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 

@@ -7,6 +7,7 @@ so a kill at any moment leaves either the old or the new `latest.pt`, never a to
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -202,6 +203,15 @@ def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
     payload["extra"] = _unpack(payload.get("extra") or {})
     payload["path"] = str(path)
     return payload
+
+
+def file_sha256(path) -> str:
+    """Hex SHA-256 of a file's bytes: what names a network file in lineages and caches."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def latest_checkpoint(run_dir) -> Path | None:

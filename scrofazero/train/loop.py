@@ -11,7 +11,6 @@ history, so both always match the checkpoint a run resumes from.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -29,6 +28,7 @@ from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.nn.checkpoint import (
     MOMENTS,
+    file_sha256,
     latest_checkpoint,
     load_checkpoint,
     load_model,
@@ -186,7 +186,7 @@ class Run:
         self._replace_model(parent)
         extra = payload.get("extra") or {}
         self.init_from = {
-            "path": str(path), "sha256": _sha256(path), "step": int(payload["step"]),
+            "path": str(path), "sha256": file_sha256(path), "step": int(payload["step"]),
             "model_config": payload["model_config"], "grown": grown,
             "games": extra.get("games"), "train_minutes": (
                 None if extra.get("train_seconds") is None else extra["train_seconds"] / 60),
@@ -220,12 +220,6 @@ class Run:
         return replaced
 
 
-def _sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _learn(run: Run) -> dict:
