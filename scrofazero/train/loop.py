@@ -74,7 +74,7 @@ class Run:
         ).to(device)
         t = cfg.train
         self.phase = -1  # index into train.schedule of the phase in force (-1: none yet)
-        self.settings = {k: t[k] for k in PHASE_KEYS}  # games_per_batch, replay, passes, lr now
+        self.settings = {k: t[k] for k in PHASE_KEYS}  # the phase-settable train settings now
         self.optimizer = make_optimizer(self.model, t.lr, tuple(t.betas), t.weight_decay)
         self.replay = ReplayBuffer(max_batches=t.replay_batches)
         self.rng = np.random.default_rng(t.seed)
@@ -117,7 +117,8 @@ class Run:
                             moments=self.cfg.train.state_moments)
         return snapshot
 
-    def _shape_of_phase(self, index: int) -> dict:
+    def _phase_config(self, index: int) -> tuple[dict, dict]:
+        """(train settings, network shape) of schedule phase `index` (-1: before any)."""
         t, m = self.cfg.train, self.cfg.model
         return phase_settings(t.schedule, index, {k: t[k] for k in PHASE_KEYS},
                               {"hidden": list(m.hidden), "num_blocks": m.num_blocks})
@@ -126,7 +127,7 @@ class Run:
         path = payload["path"]
         extra = payload.get("extra") or {}
         self.phase = int(extra.get("phase", -1))
-        self.settings, shape = self._shape_of_phase(self.phase)
+        self.settings, shape = self._phase_config(self.phase)
         expected = dict(self.model.config(), **shape)
         if payload["model_config"] != expected:
             raise ValueError(
@@ -200,7 +201,7 @@ class Run:
         index = phase_index(self.cfg.train.schedule, self.games)
         if index == self.phase:
             return False
-        settings, shape = self._shape_of_phase(index)
+        settings, shape = self._phase_config(index)
         replaced = shape != {"hidden": list(self.model.hidden),
                              "num_blocks": self.model.num_blocks}
         self.phase, self.settings = index, settings
