@@ -139,7 +139,7 @@ class Run:
             raise ValueError(f"{path}: holds a network only (no optimiser state), so it cannot "
                              "be continued exactly; start a new run from it with "
                              "train.init_from=PATH")
-        if shape != {"hidden": list(self.model.hidden), "num_blocks": self.model.num_blocks}:
+        if shape != self._shape():
             self._replace_model(PolicyValueNet.from_config(expected).to(self.device))
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
@@ -155,6 +155,10 @@ class Run:
         self.warm_start = extra.get("warm_start")
         self.init_from = extra.get("init_from")
         self.phases = list(extra.get("phases", []))
+
+    def _shape(self) -> dict:
+        """The network's shape as phases name it."""
+        return {"hidden": list(self.model.hidden), "num_blocks": self.model.num_blocks}
 
     def _replace_model(self, model: PolicyValueNet) -> None:
         """A new network (grown or restored in another shape) with a fresh optimiser."""
@@ -202,8 +206,7 @@ class Run:
         if index == self.phase:
             return False
         settings, shape = self._phase_config(index)
-        replaced = shape != {"hidden": list(self.model.hidden),
-                             "num_blocks": self.model.num_blocks}
+        replaced = shape != self._shape()
         self.phase, self.settings = index, settings
         if replaced:
             gen = torch.Generator().manual_seed(int(self.cfg.train.seed) * 1_000_003 + self.games)

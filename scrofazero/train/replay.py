@@ -17,9 +17,10 @@ FIELDS = ("inputs", "legal", "policy_target", "value_target", "seat")
 AUX_FIELDS = ("points_target", "capture_target")
 
 
-def _fields(records, names=FIELDS + AUX_FIELDS) -> dict[str, np.ndarray]:
+def _fields(records) -> dict[str, np.ndarray]:
     get = records.get if isinstance(records, dict) else lambda k: getattr(records, k, None)
-    return {k: np.asarray(get(k)) for k in names if get(k) is not None}
+    found = {k: get(k) for k in FIELDS + AUX_FIELDS}
+    return {k: np.asarray(v) for k, v in found.items() if v is not None}
 
 
 class ReplayBuffer:
