@@ -28,24 +28,39 @@ sys.path.insert(0, str(ROOT))
 from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
 
+# The paper's evaluation settings, spelled out (the shipped defaults differ: `shipped` below).
+PAPER = ["scrofazero.sampling.per_stratum=1",  # 9 stratified deals (2 important cards)
+         "scrofazero.search.budget_base=10", "scrofazero.search.budget_per_legal=2"]  # UCB 10 + 2 x legal
+
+
+def _on_paper(*changes: str) -> list[str]:
+    """The paper's settings with `changes` replacing (or adding) keys."""
+    keys = {c.split("=", 1)[0] for c in changes}
+    return [o for o in PAPER if o.split("=", 1)[0] not in keys] + list(changes)
+
+
 # name -> evaluate.py overrides; the first row is the baseline every other row is paired with.
 SETTINGS = {
-    "paper": [],  # 9 stratified deals (2 important cards), IEC weights, UCB 10 + 2 x legal
-    "no_iec": ["scrofazero.weighting.enabled=false"],
-    "uniform_9": ["scrofazero.sampling.method=uniform"],
-    "deals_18": ["scrofazero.sampling.per_stratum=2"],
-    "search_3x": ["scrofazero.search.budget_base=30", "scrofazero.search.budget_per_legal=6"],
-    "puct": ["scrofazero.search.selection=puct"],
+    "paper": _on_paper(),  # IEC weights, UCB
+    "shipped": [],  # the defaults of `evaluate.py --wpg` (18 deals, half the search per deal)
+    "no_iec": _on_paper("scrofazero.weighting.enabled=false"),
+    "uniform_9": _on_paper("scrofazero.sampling.method=uniform"),
+    "deals_18": _on_paper("scrofazero.sampling.per_stratum=2"),
+    "search_3x": _on_paper("scrofazero.search.budget_base=30", "scrofazero.search.budget_per_legal=6"),
+    "puct": _on_paper("scrofazero.search.selection=puct"),
     # More sampled deals against more search per deal, at about the paper's cost (issue 23).
-    "deals_18_half_search": ["scrofazero.sampling.per_stratum=2",
-                             "scrofazero.search.budget_base=5",
-                             "scrofazero.search.budget_per_legal=1"],
-    "deals_6_double_search": ["scrofazero.sampling.num_important=1",
-                              "scrofazero.sampling.per_stratum=2",
-                              "scrofazero.search.budget_base=20",
-                              "scrofazero.search.budget_per_legal=4"],
-    "puct_c200": ["scrofazero.search.selection=puct", "scrofazero.search.c_puct=200"],
-    "puct_c600": ["scrofazero.search.selection=puct", "scrofazero.search.c_puct=600"],
+    "deals_18_half_search": _on_paper("scrofazero.sampling.per_stratum=2",
+                                      "scrofazero.search.budget_base=5",
+                                      "scrofazero.search.budget_per_legal=1"),
+    "deals_6_double_search": _on_paper("scrofazero.sampling.num_important=1",
+                                       "scrofazero.sampling.per_stratum=2",
+                                       "scrofazero.search.budget_base=20",
+                                       "scrofazero.search.budget_per_legal=4"),
+    "deals_27_third_search": _on_paper("scrofazero.sampling.per_stratum=3",
+                                       "scrofazero.search.budget_base=3",
+                                       "scrofazero.search.budget_per_legal=1"),
+    "puct_c200": _on_paper("scrofazero.search.selection=puct", "scrofazero.search.c_puct=200"),
+    "puct_c600": _on_paper("scrofazero.search.selection=puct", "scrofazero.search.c_puct=600"),
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scrofazero.agents.scrofazero_agent import play_sampling, play_search
 from scrofazero.sampling.iec import IECConfig
 from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.search.mcts import MCTSConfig
@@ -106,16 +107,12 @@ class TrainRootConfig:
     debug: bool = False  # show the full traceback of an error instead of one line
 
 
-def _play_search() -> MCTSConfig:
-    return MCTSConfig(budget_base=10)  # the paper's play budget: 10 + 2 x legal cards
-
-
 @dataclass
 class PlayerConfig:
     """The ScrofaZero player (agents/scrofazero_agent.py) as `evaluate.py` builds it."""
 
-    search: MCTSConfig = field(default_factory=_play_search)  # MCTS on every sampled deal
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)  # which deals are searched
+    search: MCTSConfig = field(default_factory=play_search)  # MCTS on every sampled deal: 5 + 1 x legal cards (the paper: 10 + 2 x legal)
+    sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched: 2 per stratum, up to 18 (the paper: 1, up to 9)
     weighting: IECConfig = field(default_factory=IECConfig)  # Bayesian (IEC) weights of the deals
 
 

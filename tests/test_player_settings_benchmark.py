@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from player_settings import measurement_key, paired  # noqa: E402
+from player_settings import PAPER, SETTINGS, measurement_key, paired  # noqa: E402
 
 
 def test_paired_statistics_by_hand():
@@ -43,6 +43,10 @@ def test_player_settings_tiny(tmp_path):
     assert per_run["no_iec"]["settings"]["weighting"]["enabled"] is False
     assert per_run["paper"]["settings"]["weighting"]["enabled"] is True
     assert per_run["no_iec"]["seed"] == per_run["paper"]["seed"]
+    for name in ("paper", "no_iec"):  # every row runs on the paper's settings, not the defaults
+        assert per_run[name]["settings"]["search"]["budget_base"] == 10
+        assert per_run[name]["settings"]["search"]["budget_per_legal"] == 2
+        assert per_run[name]["settings"]["sampling"]["per_stratum"] == 1
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").glob("*.json")}
     again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
                            check=False)
@@ -65,6 +69,19 @@ def test_player_settings_tiny(tmp_path):
 class _Args:
     def __init__(self, checkpoint, deals, seed=0):
         self.checkpoint, self.deals, self.seed = checkpoint, deals, seed
+
+
+def test_settings_change_the_paper_key_by_key():
+    assert SETTINGS["shipped"] == []
+    assert SETTINGS["paper"] == PAPER
+    half = SETTINGS["deals_18_half_search"]
+    assert sorted(half) == sorted(["scrofazero.sampling.per_stratum=2",
+                                   "scrofazero.search.budget_base=5",
+                                   "scrofazero.search.budget_per_legal=1"])
+    assert "scrofazero.search.budget_base=10" in SETTINGS["deals_18"]
+    for overrides in SETTINGS.values():  # one value per key: hydra sees no key twice
+        keys = [o.split("=", 1)[0] for o in overrides]
+        assert len(keys) == len(set(keys))
 
 
 def test_paired_comparison_of_two_evaluations():

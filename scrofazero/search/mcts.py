@@ -23,7 +23,8 @@ SELECTIONS = ("ucb", "puct")
 class MCTSConfig:
     """Search settings, the one shape used by self-play, the players and evaluate.py (hydra group
     `search`, and `scrofazero.search` of evaluate.py). Paper: UCB1, c = 30 points, budget
-    0 + 2 x legal cards in training and 10 + 2 x legal cards in play."""
+    0 + 2 x legal cards in training and 10 + 2 x legal cards in play (our player's default,
+    agents/scrofazero_agent.py play_search, halves that over twice the deals)."""
 
     c_uct: float = 30.0  # UCB1 exploration constant, in points
     budget_base: int = 0  # simulations per root = budget_base + budget_per_legal x legal cards

@@ -127,3 +127,18 @@ def test_iec_draws_weigh_strata_by_mean_likelihood():
         # The searched deals of a stratum are some of its weighed draws.
         drawn = {tuple(o) for o in big.owners[big.stratum == s]}
         assert all(tuple(o) in drawn for o in sample.owners[sample.stratum == s])
+
+
+def test_one_default_player_everywhere():
+    """The player's defaults are set once (play_search, play_sampling) and reach every way of
+    building it: the agent's own defaults and evaluate.py's `scrofazero` settings."""
+    from scrofazero.agents.scrofazero_agent import play_sampling, play_search
+    from scrofazero.config import PlayerConfig
+
+    agent = ScrofaZeroAgent(model=tiny_net())
+    settings = PlayerConfig()
+    assert agent.mcts == settings.search == play_search()
+    assert agent.sampling == settings.sampling == play_sampling()
+    assert (play_search().budget_base, play_search().budget_per_legal) == (5, 1)
+    assert play_sampling().per_stratum == 2 and play_sampling().num_important == 2
+    assert settings.search is not PlayerConfig().search  # a fresh config each time
