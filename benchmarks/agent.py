@@ -31,7 +31,7 @@ from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.iec import IECConfig, effective_sample_size
 
-ORIGINAL_SECONDS = 4.7  # original full agent per game, no weighting (gongzhu.md section 7)
+ORIGINAL_SECONDS = 4.7  # original full agent per game, no weighting (docs/rules.md section 15)
 ORIGINAL_SECONDS_WEIGHTED = 6.2
 TARGET_SECONDS = 1.0  # project target on a 2-core CPU
 

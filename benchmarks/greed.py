@@ -32,7 +32,7 @@ from scrofazero.agents.random_agent import RandomAgent  # noqa: E402
 from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 
-ORIGINAL_GAMES_PER_S = 10.0  # the original Mr. Greed (gongzhu.md section 7)
+ORIGINAL_GAMES_PER_S = 10.0  # the original Mr. Greed (docs/rules.md section 15)
 TARGET_RATIO = 5.0  # project target: at least 5x the original
 REFERENCE_PATH = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "greed_reference.py"
 

@@ -8,10 +8,15 @@ Trains `python train.py experiment=PRESET run=NAME` (resuming the run when it ex
 largest game count, keeping a copy of the network at each count (train.milestone_games), then
 measures each copy as the paper's benchmark does: the raw network with a 1-ply value search over
 5 uniform deals (`evaluate.py --wpg player=raw`) on the first --deals standard deals x 2.
+A measurement is kept beside its copy (wpg_raw_games_<N>_deals_<D>.json) with the inputs that
+decide it ("inputs": the copy's sha256, the deals, the seed, the evaluate.py settings) and is
+reused only while they all match; otherwise it is measured anew and overwritten.
 Writes JSON {"preset", "run", "games", "minutes", "wpg", "stderr", "deals", "overrides",
-"original", "warm_start"} (warm_start: the summary of train.warm_start, whose time the minutes
-include and whose Greed games the game counts do not, or null) and a PNG of WPG against games and against training minutes, with the original's
-logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
+"settings", "measurements", "original", "warm_start"} (settings: the run's full resolved config
+as its newest measured copy stores it; measurements: the inputs of each point; warm_start: the
+summary of train.warm_start, whose time the minutes include and whose Greed games the game
+counts do not, or null) and a PNG of WPG against games and against training minutes, with the
+original's logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
 about 0 at ~92k games after 17 GPU-hours, +7 at ~164k where its first run levelled off, then
 its fine-tuning with 128 games per batch and replay of the latest batch: +26 after 10,240 more
 games, +36 after 61,440, +37.3 after 92,160, about 46 GPU-hours in all).
@@ -35,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scrofazero.atomic import write_json_atomic  # noqa: E402
-from scrofazero.nn.checkpoint import load_checkpoint  # noqa: E402
+from scrofazero.nn.checkpoint import file_sha256, load_checkpoint  # noqa: E402
 
 # The original's raw-network curve (games, WPG), its fine-tuning from ~164k games on, and its
 # pace: ~92k games in 17 GPU-hours, ~256k in about 46.
@@ -43,6 +48,11 @@ ORIGINAL = {"games": [0, 5120, 20480, 46080, 92160, 164000, 174240, 225440, 2561
             "wpg": [-265, -106, -62, -25, 0, 7, 26, 36, 37.3],
             "finetune_from_games": 164000}
 ORIGINAL_MINUTES_PER_GAME = 17 * 60 / 92160
+SEED = 0  # evaluate.py's seed of every measurement
+# The evaluate.py settings that, with the network, the deals and the seed, decide a measurement
+# (the paper's raw-network benchmark against Mr. Greed); passed explicitly, so a changed default
+# cannot make an old measurement look current.
+EVALUATE = {"player": "raw", "raw_mode": "value", "raw_deals": 5, "greed_samples": 20}
 
 
 def train(args, overrides: list[str]) -> Path:
@@ -62,31 +72,71 @@ def train(args, overrides: list[str]) -> Path:
     return run_dir
 
 
+def measurement_inputs(path: Path, deals: int) -> dict:
+    """What decides the WPG measurement of the network file `path`: its bytes (sha256), the
+    number of standard deals, the seed and the evaluate.py settings."""
+    return {"checkpoint_sha256": file_sha256(path), "deals": int(deals), "seed": SEED,
+            "evaluate": dict(EVALUATE)}
+
+
+def run_evaluate(cmd: list[str]) -> None:
+    """Run an evaluate.py command line (its output is not shown)."""
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
+def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, bool]:
+    """(the WPG result of network `path`, whether it was reused). The result in `out` is reused
+    when it records exactly `inputs`; otherwise evaluate.py measures anew and `out` is
+    overwritten with its result plus "inputs"."""
+    if out.is_file():
+        try:
+            kept = json.loads(out.read_text())
+        except json.JSONDecodeError:
+            kept = None  # a torn or foreign file: measured again
+        if isinstance(kept, dict) and kept.get("inputs") == inputs:
+            return kept, True
+    fresh = out.with_name(f".{out.name}.evaluate.json")
+    run_evaluate([sys.executable, str(ROOT / "evaluate.py"), "--wpg",
+                  *(f"{key}={value}" for key, value in inputs["evaluate"].items()),
+                  f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
+                  f"workers={workers}", "progress=false", f"out={fresh}"])
+    result = {**json.loads(fresh.read_text()), "inputs": inputs}
+    write_json_atomic(out, result)
+    fresh.unlink()
+    return result, False
+
+
 def measure(args, run_dir: Path) -> dict:
-    """Raw WPG and training minutes of every kept copy games_<N>.pt, N in 0 and args.games."""
-    rows = {"games": [], "minutes": [], "wpg": [], "stderr": [], "warm_start": None}
+    """Raw WPG and training minutes of every kept copy games_<N>.pt, N in 0 and args.games, with
+    the inputs of each measurement and the run's resolved settings (from its newest copy)."""
+    rows = {"games": [], "minutes": [], "wpg": [], "stderr": [], "warm_start": None,
+            "settings": None, "measurements": []}
     for games in [0, *args.games]:
         path = run_dir / f"games_{games}.pt"
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: the run did not reach {games} games")
-        extra = load_checkpoint(path)["extra"]
+        payload = load_checkpoint(path)
+        extra = payload["extra"]
         if games == 0 and extra.get("warm_start"):  # Greed games imitated before self-play
             rows["warm_start"] = extra["warm_start"]
+        rows["settings"] = payload.get("config")  # the newest copy's, once the loop ends
+        inputs = measurement_inputs(path, args.deals)
         out = run_dir / f"wpg_raw_games_{games}_deals_{args.deals}.json"
-        if not out.is_file():  # measured once; a resumed benchmark reuses it
-            subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=raw",
-                            f"checkpoint={path}", f"deals={args.deals}",
-                            f"workers={args.workers}", "progress=false", f"out={out}"],
-                           cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        result = json.loads(out.read_text())
+        result, reused = measured(path, inputs, out, args.workers)
         rows["games"].append(int(extra.get("games", games)))
         rows["minutes"].append(float(extra.get("train_seconds", 0.0)) / 60)
         rows["wpg"].append(result["wpg"])
         rows["stderr"].append(result["stderr"])
+        rows["measurements"].append({"games": rows["games"][-1], **inputs})
         err = "n/a" if result["stderr"] is None else f"{result['stderr']:.1f}"
         print(f"{rows['games'][-1]:>7} games  {rows['minutes'][-1]:7.1f} min  "
-              f"WPG {result['wpg']:+7.1f} ({err})", flush=True)
+              f"WPG {result['wpg']:+7.1f} ({err}){'  reused' if reused else ''}", flush=True)
     return rows
+
+
+def _read_json(path: Path) -> dict:
+    """A result file given on the command line (a byte order mark an editor added is skipped)."""
+    return json.loads(path.read_text(encoding="utf-8-sig"))
 
 
 def with_lineage(result: dict, parents: list[dict]) -> dict:
@@ -184,11 +234,11 @@ def main() -> None:
     result = {"preset": args.preset, "run": args.run, "overrides": args.overrides,
               "deals": args.deals, **measure(args, run_dir), "original": ORIGINAL}
     if args.parent:
-        result = with_lineage(result, [json.loads(p.read_text()) for p in args.parent])
+        result = with_lineage(result, [_read_json(p) for p in args.parent])
     if args.json:
         print(f"wrote {write_json_atomic(args.json, result)}")
     if args.png:
-        plot(result, args.png, [json.loads(p.read_text()) for p in args.compare])
+        plot(result, args.png, [_read_json(p) for p in args.compare])
         print(f"wrote {args.png}")
 
 

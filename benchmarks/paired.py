@@ -40,8 +40,8 @@ def main() -> None:
     parser.add_argument("b", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    result = compare(json.loads(args.a.read_text()), json.loads(args.b.read_text()),
-                     (str(args.a), str(args.b)))
+    a, b = (json.loads(path.read_text("utf-8-sig")) for path in (args.a, args.b))  # BOM: skipped
+    result = compare(a, b, (str(args.a), str(args.b)))
     result.update(a_file=str(args.a), b_file=str(args.b))
     print(f"A {result['a']:+.1f} ({result['a_stderr']:.1f})  B {result['b']:+.1f} "
           f"({result['b_stderr']:.1f})  B - A {result['diff']:+.1f} ({result['diff_stderr']:.1f}) "

@@ -38,7 +38,7 @@ from scrofazero.nn.network import PolicyValueNet  # noqa: E402
 from scrofazero.search.mcts import MCTSConfig, run_mcts_sequential  # noqa: E402
 from scrofazero.train.selfplay import play_selfplay  # noqa: E402
 
-ORIGINAL_GPU_GAMES_PER_S = 2.0  # 1.5-2 games/s on one 2080 Ti (gongzhu.md section 7)
+ORIGINAL_GPU_GAMES_PER_S = 2.0  # 1.5-2 games/s on one 2080 Ti (docs/rules.md section 15)
 SHAPES = {"small": ([512, 256], 4), "paper": ([2048, 2048, 512], 10)}
 
 

@@ -9,6 +9,7 @@ and remove_stale_temps (the temporary files a killed write leaves behind).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -47,9 +48,13 @@ def _umask() -> int:
 
 def _naming_target(err: OSError, path: Path, tmp: str | None) -> OSError:
     """`err` (same class and errno) naming `path` instead of the temporary file (or nothing):
-    the temp file's random name means nothing to whoever asked for `path`."""
+    the temp file's random name means nothing to whoever asked for `path`. A full disk says
+    so in words."""
     if err.filename not in (None, tmp) or err.filename2 not in (None, tmp, str(path)):
         return err  # about some other file (a source being copied, say): keep it as it is
+    if err.errno == errno.ENOSPC:
+        return OSError(errno.ENOSPC, f"disk full ({err.strerror or 'no space left'}), the "
+                       "previous file is kept", str(path))
     if err.errno is None:
         return type(err)(f"{path}: {err}")
     return OSError(err.errno, err.strerror, str(path))  # OSError(errno, ...) picks the subclass

@@ -10,14 +10,39 @@ Nothing here reads a config at import time; scrofazero/entry.py registers the sc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
+
+import torch
+from pydantic import Field
 
 from scrofazero.agents.scrofazero_agent import play_sampling, play_search
+from scrofazero.nn.checkpoint import MOMENTS
+from scrofazero.nn.network import MAX_BLOCKS, MAX_WIDTH, check_size
 from scrofazero.sampling.iec import IECConfig
 from scrofazero.sampling.stratified import SamplingConfig
-from scrofazero.search.mcts import MCTSConfig
+from scrofazero.search.mcts import MCTSConfig, check_search
+from scrofazero.settings import (
+    Count,
+    Fraction,
+    NonNegative,
+    NonNegativeInt,
+    Positive,
+    Seed,
+    Share,
+    at_most,
+    check_settings,
+    one_of,
+)
+from scrofazero.train.learner import VALUE_LOSSES
 from scrofazero.train.schedule import PhaseConfig
+from scrofazero.train.selfplay import POLICY_TARGETS
 from scrofazero.train.warm_start import WarmStartConfig
+
+Width = at_most(MAX_WIDTH)  # a layer width of the network
+Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
+Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
+DISTRIBUTED = ("none", "ray")
+DEVICE_KINDS = ("cpu", "cuda", "mps")
 
 
 @dataclass
@@ -28,48 +53,48 @@ class GameConfig:
 
 @dataclass
 class ModelConfig:
-    hidden: list[int] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
-    num_blocks: int = 4  # residual blocks (width -> width -> width, ReLU, add)
-    value_scale: float = 10.0  # value head output x this = points still to come (paper: 10)
+    hidden: list[Width] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
+    num_blocks: Blocks = 4  # residual blocks (width -> width -> width, ReLU, add)
+    value_scale: Positive = 10.0  # value head output x this = points still to come (paper: 10)
     aux: bool = False  # auxiliary heads trained beside policy and value: each seat's final pile score, who captures each scoring card
 
 
 @dataclass
 class TrainConfig:
-    games_per_batch: int = 64  # self-play games per batch (paper: 64)
-    replay_batches: int = 3  # train on the latest batch plus the previous two (paper)
-    passes: int = 3  # passes over the replay per batch (paper: 3)
-    minibatch: int = 64  # positions per optimiser step (paper: 64)
-    lr: float = 5e-5  # Adam learning rate (paper: 5e-5)
-    betas: list[float] = field(default_factory=lambda: [0.3, 0.999])  # Adam betas (paper)
-    weight_decay: float = 1e-4  # Adam weight decay (paper)
-    value_weight: float = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
-    value_loss: str = "rmse"  # value error: rmse (root mean squared error, paper) | mse
-    value_unit: float = 1.0  # the value error is measured in units of this many points (paper: 1)
-    beta: float = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
-    outcome_weight: float = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
-    playout_full: float = 1.0  # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the paper)
-    aux_weight: float = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
-    policy_target: str = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
-    playout_cheap: float = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
-    max_batches: Optional[int] = None  # stop after this many self-play batches (None: no limit)
-    max_minutes: Optional[float] = None  # stop after this much training wall time (None: no limit)
-    eval_every: int = 10  # evaluate the raw network every this many batches (0: never)
-    eval_deals: int = 32  # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
-    eval_raw_deals: int = 5  # sampled deals per decision of the raw-network player (paper: 5)
-    eval_workers: int = 1  # processes for the periodic evaluation
-    checkpoint_every: int = 1  # write a checkpoint every this many batches
-    keep_checkpoints: int = 5  # numbered snapshots kept besides latest
-    milestone_minutes: list[float] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
-    milestone_games: list[int] = field(default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])  # also keep games_<N>.pt once self-play passes N games
-    seed: int = 0  # seeds self-play deals, search and minibatch order
+    games_per_batch: Count = 64  # self-play games per batch (paper: 64)
+    replay_batches: Count = 3  # train on the latest batch plus the previous two (paper)
+    passes: Count = 3  # passes over the replay per batch (paper: 3)
+    minibatch: Count = 64  # positions per optimiser step (paper: 64)
+    lr: Positive = 5e-5  # Adam learning rate (paper: 5e-5)
+    betas: Betas = field(default_factory=lambda: [0.3, 0.999])  # Adam betas (paper)
+    weight_decay: NonNegative = 1e-4  # Adam weight decay (paper)
+    value_weight: NonNegative = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
+    value_loss: one_of(*VALUE_LOSSES) = "rmse"  # value error: rmse (root mean squared error, paper) | mse
+    value_unit: Positive = 1.0  # the value error is measured in units of this many points (paper: 1)
+    beta: NonNegative = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
+    outcome_weight: Fraction = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
+    playout_full: Share = 1.0  # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the paper)
+    aux_weight: NonNegative = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
+    policy_target: one_of(*POLICY_TARGETS) = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
+    playout_cheap: Share = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
+    max_batches: Optional[NonNegativeInt] = None  # stop after this many self-play batches (None: no limit)
+    max_minutes: Optional[NonNegative] = None  # stop after this much training wall time (None: no limit)
+    eval_every: NonNegativeInt = 10  # evaluate the raw network every this many batches (0: never)
+    eval_deals: NonNegativeInt = 32  # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
+    eval_raw_deals: Count = 5  # sampled deals per decision of the raw-network player (paper: 5)
+    eval_workers: Count = 1  # processes for the periodic evaluation
+    checkpoint_every: Count = 1  # write a checkpoint every this many batches
+    keep_checkpoints: Count = 5  # numbered snapshots kept besides latest
+    milestone_minutes: list[NonNegative] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
+    milestone_games: list[NonNegativeInt] = field(default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])  # also keep games_<N>.pt once self-play passes N games
+    seed: Seed = 0  # seeds self-play deals, search and minibatch order
     device: str = "auto"  # auto: cuda when available, else cpu
-    threads: int = 0  # torch CPU threads (0: torch's default)
+    threads: NonNegativeInt = 0  # torch CPU threads (0: torch's default)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)  # imitate Mr. Greed's games before self-play (games=0: off)
     init_from: Optional[str] = None  # a fresh run starts from this network (model file, checkpoint or state file), grown to `model` if smaller, with a fresh optimiser
     schedule: list[PhaseConfig] = field(default_factory=list)  # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
     state_file: Optional[str] = None  # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
-    state_moments: str = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
+    state_moments: one_of(*MOMENTS) = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
 
 
 @dataclass
@@ -77,15 +102,15 @@ class RayConfig:
     """distributed=ray (train.py and evaluate.py; the `[ray]` extra)."""
 
     address: Optional[str] = None  # None: start a local Ray instance; auto or host:port: join that cluster
-    num_cpus: Optional[int] = None  # local instance only: CPUs it offers (None: all of this machine's)
-    actors: int = 2  # train.py: self-play actors
-    actor_cpus: float = 1.0  # train.py: CPUs reserved per actor
-    actor_gpus: float = 0.0  # train.py: GPUs (or a fraction) per actor
-    actor_threads: int = 1  # train.py: torch threads in each actor
-    publish_every: int = 1  # train.py: learner steps between published weight versions
-    max_staleness: int = 4  # train.py: self-play records made with weights more than this many versions old are dropped
-    in_flight: int = 2  # train.py: self-play calls queued per actor (2: it starts the next batch while the learner learns)
-    tasks: Optional[int] = None  # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
+    num_cpus: Optional[Count] = None  # local instance only: CPUs it offers (None: all of this machine's)
+    actors: Count = 2  # train.py: self-play actors
+    actor_cpus: NonNegative = 1.0  # train.py: CPUs reserved per actor
+    actor_gpus: NonNegative = 0.0  # train.py: GPUs (or a fraction) per actor
+    actor_threads: Count = 1  # train.py: torch threads in each actor
+    publish_every: Count = 1  # train.py: learner steps between published weight versions
+    max_staleness: NonNegativeInt = 4  # train.py: self-play records made with weights more than this many versions old are dropped
+    in_flight: Count = 2  # train.py: self-play calls queued per actor (2: it starts the next batch while the learner learns)
+    tasks: Optional[Count] = None  # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
 
 
 @dataclass
@@ -101,7 +126,7 @@ class TrainRootConfig:
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
     resume_from: Optional[str] = None  # a new run folder continues this compact state file (train.state_file) exactly, replay aside
     resume_overrides: list[str] = field(default_factory=list)  # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
-    distributed: str = "none"  # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray (train/distributed.py)
+    distributed: one_of(*DISTRIBUTED) = "none"  # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray (train/distributed.py)
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
@@ -128,13 +153,58 @@ class EvaluateConfig:
     raw_deals: int = 5  # sampled deals per decision of the 'raw' player
     deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
     deals_file: Optional[str] = None  # deal file, one 52-code line per deal (None: the 1024 standard deals)
-    seed: int = 0  # seeds every random decision (per deal, play and seat)
-    workers: int = 0  # processes playing deals in parallel (0: one per CPU core)
-    greed_samples: int = 20  # sampled deals per Mr. Greed decision (the doc's N)
-    belief_games: int = 8  # mode=belief: games whose positions are scored
+    seed: Seed = 0  # seeds every random decision (per deal, play and seat)
+    workers: NonNegativeInt = 0  # processes playing deals in parallel (0: one per CPU core)
+    greed_samples: int = 20  # sampled deals per Mr. Greed decision (docs/rules.md section 9)
+    belief_games: Count = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
-    distributed: str = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
+    distributed: one_of(*DISTRIBUTED) = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     predictor: Optional[str] = None  # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
+
+
+def check_device(name: str, where: str = "train.device") -> None:
+    """Refuse a device torch does not know, or one this machine lacks, naming the setting."""
+    if name == "auto":
+        return
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        device = None
+    if device is None or device.type not in DEVICE_KINDS:
+        raise ValueError(f"{where}={name}: not a device; use auto, cpu, cuda, cuda:N or mps")
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (device.index or 0) >= count:
+            raise ValueError(f"{where}={name}: this machine has {count} CUDA devices; use "
+                             f"{where}=auto (cuda when there is one, else cpu) or cpu")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"{where}={name}: this machine has no MPS device; use {where}=auto or cpu")
+
+
+def check_train(settings: TrainRootConfig) -> TrainRootConfig:
+    """train.py's settings (OmegaConf.to_object of the composed config), or a ValueError naming
+    the first bad one: each field within its declared bounds, every float finite, a network
+    that can be built, a device this machine has. Nothing is read or written."""
+    check_settings(settings, "")
+    check_settings(settings.game, "game")  # by the game's own schema
+    model = settings.model
+    check_size(model.hidden, model.num_blocks, model.aux, "model.")
+    for i, phase in enumerate(settings.train.schedule):  # the shapes the schedule grows to
+        check_size(model.hidden if phase.hidden is None else phase.hidden,
+                   model.num_blocks if phase.num_blocks is None else phase.num_blocks,
+                   model.aux, f"train.schedule[{i}].")
+    check_search(settings.search, "search")
+    check_device(settings.train.device)
+    return settings
+
+
+def check_evaluate(settings: EvaluateConfig) -> EvaluateConfig:
+    """evaluate.py's settings, or a ValueError naming the first bad one (as check_train); the
+    players' own settings (raw_mode, raw_deals, greed_samples, scrofazero.*) are checked by the
+    player registry when the player plays, here only for finite numbers and declared bounds."""
+    check_settings(settings, "")
+    check_settings(settings.game, "game")
+    return settings

@@ -1,8 +1,10 @@
 """What the entry points run: one row per game (its config schema, its trainer, its evaluation
 runner) and the registration of every hydra schema. train.py and evaluate.py pick the row of
-`game.name`; the runners know nothing of each other. User errors (missing or corrupt files, bad
-settings, a run folder in use) end the command with one line on stderr and exit status 2; the
-full traceback only with debug=true or HYDRA_FULL_ERROR=1.
+`game.name`; the runners know nothing of each other. The settings are checked against their
+dataclasses' declared bounds (config.check_train, config.check_evaluate) and evaluate.py's input
+files are read and checked (the row's `inputs`) before any work. User errors (missing or corrupt
+files, bad settings, a run folder in use) end the command with one line on stderr and exit status
+2; the full traceback only with debug=true or HYDRA_FULL_ERROR=1.
 """
 
 from __future__ import annotations
@@ -11,20 +13,29 @@ import os
 import sys
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from scrofazero.atomic import check_writable, write_json_atomic
-from scrofazero.config import EvaluateConfig, GameConfig, ModelConfig, TrainConfig, TrainRootConfig
+from scrofazero.config import (
+    EvaluateConfig,
+    GameConfig,
+    ModelConfig,
+    TrainConfig,
+    TrainRootConfig,
+    check_evaluate,
+    check_train,
+)
 from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
-from scrofazero.fish.config import FishConfig
+from scrofazero.fish.config import FishConfig, check_fish_inputs
 from scrofazero.fish.report import run_fish
 from scrofazero.fish.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.config import PlayConfig
-from scrofazero.tiny_crew.config import TinyCrewConfig
+from scrofazero.settings import check_settings
+from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
 from scrofazero.train.distributed import run_training_ray
@@ -40,16 +51,16 @@ USER_ERRORS = (ValueError, OSError, RunLocked, BrokenProcessPool)
 @dataclass(frozen=True)
 class GameEntry:
     schema: type  # the game's config group schema (configs/game/<name>.yaml extends it)
-    train: Optional[Callable]  # train.py's runner (cfg) -> run; None: no learner yet
+    train: Callable  # train.py's runner (cfg) -> run
     evaluate: Callable  # evaluate.py's runner (cfg) -> result dict
-    no_learner: str = ""  # what to say when train.py is asked for a game without a learner
+    inputs: Callable = lambda cfg: None  # reads and checks evaluate.py's input files (cfg)
 
 
 GAMES = {
     "gongzhu": GameEntry(GameConfig, train_gongzhu, evaluate_gongzhu),
-    "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, run_tiny_crew),
-    "fish": GameEntry(FishConfig, run_fish_training, run_fish,
-                      no_learner="Fish: python train.py game=fish trains the learned player"),
+    "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, run_tiny_crew,
+                           check_tiny_crew_inputs),
+    "fish": GameEntry(FishConfig, run_fish_training, run_fish, check_fish_inputs),
 }
 
 
@@ -100,24 +111,19 @@ def play(cfg) -> None:
 
 
 def _play(cfg) -> None:
+    settings = check_settings(OmegaConf.to_object(cfg), "")  # a PlayConfig
     try:
         from scrofazero.serve.app import serve
     except ImportError as err:
         raise ValueError(f"python play.py needs the web extra: pip install -e '.[play]' "
                          f"({err})") from None
-    serve(OmegaConf.to_object(cfg))
+    serve(settings)
 
 
 def _train(cfg):
     entry = game_entry(cfg.game.name)
-    if entry.train is None:
-        trainable = [name for name, e in GAMES.items() if e.train is not None]
-        raise ValueError(f"train.py trains game={' and game='.join(trainable)}; there is no "
-                         f"learner for {cfg.game.name!r} yet ({entry.no_learner})")
-    distributed = cfg.get("distributed", "none")
-    if distributed not in ("none", "ray"):
-        raise ValueError(f"distributed={distributed!r}: choose none or ray")
-    if distributed == "ray":
+    check_train(OmegaConf.to_object(cfg))  # before any work: nothing is written on a bad setting
+    if cfg.distributed == "ray":
         if cfg.game.name != "gongzhu":
             raise ValueError(f"distributed=ray trains game=gongzhu only, not {cfg.game.name!r}")
         return run_training_ray(cfg)
@@ -125,12 +131,15 @@ def _train(cfg):
 
 
 def _evaluate(cfg) -> dict:
+    entry = game_entry(cfg.game.name)
+    check_evaluate(OmegaConf.to_object(cfg))
     if cfg.get("predictor") and (cfg.game.name != "fish" or cfg.mode != "track"):
         raise ValueError(f"model={cfg.predictor} (a learned hand predictor) is read by game=fish "
                          f"mode=track only, not game={cfg.game.name} mode={cfg.mode}")
     if cfg.out:
         check_writable(cfg.out)  # before any work: a bad path must not cost the evaluation
-    result = game_entry(cfg.game.name).evaluate(cfg)
+    entry.inputs(cfg)  # a damaged input file is named before any work, too
+    result = entry.evaluate(cfg)
     if cfg.out:
         print(f"wrote {write_json_atomic(cfg.out, result)}")
     return result

@@ -104,9 +104,10 @@ def test_wpg_scrofazero_default_player(tiny_checkpoint, tmp_path):
     assert result["player"] == "scrofazero" and result["games"] == 2 and result["deals"] == 1
     assert set(result) >= {"wpg", "stderr", "deals", "games", "seconds_per_game"}
     assert result["seconds_per_game"] > 0 and result["settings"]["sampling"]["num_deals"] == 3
-    # every search setting reaches the player, the PUCT constant included
-    assert result["settings"]["search"] == {"c_uct": 30.0, "budget_base": 10,
-                                            "budget_per_legal": 2, "selection": "puct",
+    # every search setting reaches the player, the PUCT constant included; the budget is the
+    # player's default (agents/scrofazero_agent.py play_search: 5 + 1 x legal cards)
+    assert result["settings"]["search"] == {"c_uct": 30.0, "budget_base": 5,
+                                            "budget_per_legal": 1, "selection": "puct",
                                             "c_puct": 7.5, "search_forced": False}
     assert "WPG of scrofazero" in proc.stdout
 

@@ -1,4 +1,4 @@
-"""The package's import layering (shared/docs/architecture.md, README "Layout").
+"""The package's import layering (README "Layout", docs/layout.md).
 
 Invariants: every module imports only modules of its own layer or below (the table LAYERS,
 bottom first); `games` imports nothing else of the package and no game's rules import another
@@ -24,8 +24,10 @@ LAYERS = [
     ("scrofazero.atomic", 0),
     ("scrofazero.run_lock", 0),
     ("scrofazero.cluster", 0),  # Ray, imported only inside its functions
+    ("scrofazero.settings", 0),  # what a setting may hold, and its check
     ("scrofazero.games", 0),  # rules only
     ("scrofazero.search", 1),  # knows games only through its protocols
+    ("scrofazero.runs", 1),  # the run harness every trainer runs under
     ("scrofazero.nn", 2),
     ("scrofazero.sampling", 3),
     ("scrofazero.agents", 4),

@@ -2,7 +2,9 @@
 
 Invariants: it trains, keeps a copy of the network at each requested game count, measures each
 copy's raw WPG, writes the JSON with one entry per count (0 included) and the PNG plot; run
-again it resumes the finished run and reuses the measurements instead of training anew.
+again it resumes the finished run and reuses the measurements instead of training anew. A kept
+measurement is reused only while the copy's bytes, the deals, the seed and the evaluate settings
+match what it records; the run's full resolved settings (its stored config) are reported.
 """
 
 import json
@@ -53,3 +55,70 @@ def test_lineage_continues_the_parents_games_and_minutes(tmp_path):
     png = tmp_path / "lineage.png"
     learning.plot(out, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _copy(run_dir, games, bias):
+    """A milestone copy games_<games>.pt of a tiny network whose bytes depend on `bias`."""
+    import torch
+
+    from scrofazero.nn.checkpoint import save_checkpoint
+    from scrofazero.nn.network import PolicyValueNet
+
+    torch.manual_seed(0)
+    model = PolicyValueNet(hidden=(4,), num_blocks=0)
+    with torch.no_grad():
+        model.value_head.bias.fill_(bias)
+    snapshot = save_checkpoint(run_dir, model=model, optimizer=None, step=games,
+                               config={"train": {"lr": 5e-5}, "run": "r"},
+                               extra={"games": games, "train_seconds": 6.0 * games})
+    snapshot.replace(run_dir / f"games_{games}.pt")
+
+
+def test_a_measurement_is_reused_only_for_the_same_inputs(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import argparse
+
+    import learning
+
+    calls = []
+
+    def fake_evaluate(cmd):
+        # Stands in for evaluate.py: a WPG that tells which file was measured with which seed.
+        opts = dict(arg.split("=", 1) for arg in cmd if "=" in arg)
+        calls.append(opts)
+        wpg = float(len(calls))
+        Path(opts["out"]).write_text(json.dumps({"wpg": wpg, "stderr": 1.0, "values": [wpg]}))
+
+    monkeypatch.setattr(learning, "run_evaluate", fake_evaluate)
+    run = tmp_path / "run"
+    _copy(run, 0, 0.0)
+    _copy(run, 4, 0.0)
+    args = argparse.Namespace(games=[4], deals=3, workers=1)
+    first = learning.measure(args, run)
+    assert [c["checkpoint"] for c in calls] == [str(run / "games_0.pt"), str(run / "games_4.pt")]
+    assert {(c["deals"], c["seed"], c["player"], c["raw_deals"]) for c in calls} == {
+        ("3", "0", "raw", "5")}
+    assert first["wpg"] == [1.0, 2.0] and first["games"] == [0, 4]
+    assert first["settings"] == {"train": {"lr": 5e-5}, "run": "r"}
+    kept = json.loads((run / "wpg_raw_games_4_deals_3.json").read_text())
+    assert first["measurements"][1] == {"games": 4, **kept["inputs"]}
+    assert kept["inputs"]["checkpoint_sha256"] == learning.file_sha256(run / "games_4.pt")
+    assert kept["inputs"]["deals"] == 3 and kept["inputs"]["seed"] == learning.SEED
+
+    again = learning.measure(args, run)  # nothing changed: both reused
+    assert len(calls) == 2 and again["wpg"] == first["wpg"]
+
+    _copy(run, 4, 0.5)  # the same name, other bytes: measured anew, the other copy reused
+    changed = learning.measure(args, run)
+    assert [c["checkpoint"] for c in calls[2:]] == [str(run / "games_4.pt")]
+    assert changed["wpg"] == [1.0, 3.0]
+    assert changed["measurements"][1]["checkpoint_sha256"] != \
+        first["measurements"][1]["checkpoint_sha256"]
+
+    monkeypatch.setitem(learning.EVALUATE, "raw_deals", 9)  # other settings: both anew
+    learning.measure(args, run)
+    assert len(calls) == 5 and {c["raw_deals"] for c in calls[3:]} == {"9"}
+    (run / "wpg_raw_games_0_deals_3.json").write_text('{"wpg": 0.0')  # torn: anew
+    monkeypatch.setitem(learning.EVALUATE, "raw_deals", 5)
+    learning.measure(args, run)
+    assert len(calls) == 7

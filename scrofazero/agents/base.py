@@ -1,11 +1,15 @@
-"""The agent protocol: choose a card for one seat's information view.
+"""The agent protocol: choose a card for one seat's information view, and say why if it can.
 
 Agents see only an `InfoView` (never another seat's hand) and draw any randomness from the
 generator the caller passes, so a game is reproducible from its seed whatever the process.
+`act` is all a player must have (the arena calls only it); a player that can explain its moves
+also has `decide`, which returns the card `act` would with an `Explanation`. `decide(agent, ...)`
+asks any agent for both, so callers never look at an agent's class.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -22,3 +26,41 @@ class Agent(Protocol):
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         """Return a legal card index for `view.seat`, which is the player to move."""
         ...
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What a player weighed for one move.
+
+    values[i]: the value of view.legal_actions()[i] for the mover's team in points (None: not
+    valued). belief: [52, 4], the probability that each seat holds each card over the deals the
+    player weighed (None when it weighed none); rows of cards the mover can see say nothing.
+    deals: deals weighed; ess: their effective sample size. forced: only one card was legal, so
+    nothing was weighed."""
+
+    values: tuple[float | None, ...]
+    belief: np.ndarray | None = None
+    deals: int = 0
+    ess: float = 0.0
+    forced: bool = False
+
+
+class ExplainingAgent(Agent, Protocol):
+    """A player that can say why it chose its card."""
+
+    def decide(self, view: InfoView, rng: np.random.Generator
+               ) -> tuple[int, Explanation | None]:
+        """The card `act` would play from the same rng, and what was weighed (None: nothing to
+        tell)."""
+        ...
+
+
+def decide(agent: Agent, view: InfoView, rng: np.random.Generator
+           ) -> tuple[int, Explanation | None]:
+    """`agent`'s card for `view` and its explanation: agent.decide when it has one, else
+    (agent.act, None)."""
+    explained = getattr(agent, "decide", None)
+    if explained is None:
+        return int(agent.act(view, rng)), None
+    card, why = explained(view, rng)
+    return int(card), why

@@ -23,7 +23,8 @@ NEG_INF = -(1 << 62)
 # Layout of the per-decision context vector `ctx` (int64).
 LEADER, PLAYED, BEFORE0, S4Q, PILES, PILE_VALUES, CTX_SIZE = 0, 1, 2, 3, 4, 8, 12
 
-# Relief in points by rank 2..A (gongzhu.md 5): S, D and C share one row; hearts stop at H10.
+# Relief in points by rank 2..A (docs/rules.md section 9): S, D and C share one row; hearts stop
+# at H10.
 _RELIEF_PLAIN = (0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11)
 _RELIEF_HEARTS = (0, 0, 1, 1, 2, 3, 4, 5, 6, 0, 0, 0, 0)
 BASE_RELIEF = np.array(
@@ -72,7 +73,7 @@ def team0_change(trick, ctx):
             after0 += FINAL[pile] if s % 2 == 0 else -FINAL[pile]
         change = 4 * (after0 - ctx[BEFORE0])
     if taken & C10_SCORING_BIT:
-        # gongzhu.md 5: C10 taken also costs/earns the points still to come per player.
+        # docs/rules.md section 9: C10 taken also costs/earns the points still to come per player.
         change += ctx[S4Q] if winner % 2 == 0 else -ctx[S4Q]
     return change
 

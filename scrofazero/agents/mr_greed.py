@@ -1,4 +1,4 @@
-"""Mr. Greed: samples the hidden hands and optimises the current trick only (gongzhu.md 5).
+"""Mr. Greed: samples the hidden hands, optimises the current trick only (docs/rules.md section 9).
 
 Per legal card: in each of N sampled deals (scrofazero.sampling.uniform.sample_owners) the later
 seats of the trick answer greedily, the finished trick is valued for our team, the card's relief
@@ -6,10 +6,11 @@ is added; the sums are compared and ties broken with the rng. The search is the 
 greed_kernel.py; tests/helpers/greed_reference.py restates the rule slowly and must give equal
 scores.
 
-Choices where gongzhu.md is open (the reference makes the same ones):
+Choices the published rule left open (docs/rules.md section 9 states the result; the reference
+makes the same ones):
 - Trick value = change of the team difference (own team - other team) of the pile valuation
   when the trick is collected: the mid-game rule before all 16 scoring cards are captured, the
-  final rule once they are (the engine's `returns()`). This equals the doc's formulas (points,
+  final rule once they are (the engine's `returns()`). This equals the published formulas (points,
   doubled when the winner holds C10, 2 x points + winner's pile when C10 is in the trick) and
   is also exact for the all-hearts bonus. If C10 is in the trick, the winner's side also gets
   the points still to come, S = (-200 - base values of all captured piles) / 4, taken from the
@@ -29,15 +30,18 @@ Choices where gongzhu.md is open (the reference makes the same ones):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from scrofazero.agents.greed_kernel import BASE_RELIEF, greed_scores_q
+from scrofazero.agents.settings import check_positive
 from scrofazero.games.gongzhu.cards import BASE_VALUE, NUM_CARDS, SCORING_CARDS, SUIT_MASK
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.games.gongzhu.scoring import MID_SCORE_LIST, pile_scores
 from scrofazero.sampling.uniform import sample_owners
 
-__all__ = ["BASE_RELIEF", "MrGreed", "greed_scores", "points_to_come"]
+__all__ = ["BASE_RELIEF", "GreedSettings", "MrGreed", "greed_scores", "points_to_come"]
 
 NO_OWNERS = np.full((0, NUM_CARDS), -1, dtype=np.int8)  # [0, 52] last to play: no samples
 _BASE_OF_BIT = np.array([BASE_VALUE[c] for c in SCORING_CARDS])  # [16]
@@ -131,16 +135,23 @@ def greed_scores(view: InfoView, owners=None) -> tuple[list[int], np.ndarray]:
     return legal, _scores_q(view, legal, owners) / 4.0
 
 
+@dataclass
+class GreedSettings:
+    """Mr. Greed's settings (its keyword arguments)."""
+
+    num_samples: int = 20  # sampled deals of the hidden hands per decision (docs/rules.md section 9)
+
+    def __post_init__(self):
+        self.num_samples = check_positive("num_samples", self.num_samples)
+
+
 class MrGreed:
     """Greedy one-trick player; `num_samples` deals of the hidden hands per decision."""
 
     name = "greed"
 
     def __init__(self, num_samples: int = 20):
-        if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) \
-                or num_samples < 1:
-            raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
-        self.num_samples = int(num_samples)
+        self.num_samples = GreedSettings(num_samples).num_samples
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         if view.current_player != view.seat:

@@ -1,4 +1,4 @@
-"""Mr. If: the hand-written rule player of gongzhu.md section 5.
+"""Mr. If: the hand-written rule player of docs/rules.md section 8.
 
 Works on 13-bit suit chunks of the seat's own hand (bit r = rank r + 2), sees only the InfoView
 and draws randomness (one leading case) from the rng passed in. Choices the text leaves open are

@@ -1,4 +1,4 @@
-"""Mr. Random: a uniformly random legal card (gongzhu.md section 5)."""
+"""Mr. Random: a uniformly random legal card (docs/rules.md section 7)."""
 
 from __future__ import annotations
 

@@ -2,13 +2,17 @@
 
 Samples uniform deals of the unseen cards (sampling/uniform.py), then either looks one ply ahead
 with the value head ("value": every legal card in every deal, one evaluator call for all) or
-averages the masked policy over deals ("policy"). A baseline for what search adds.
+averages the masked policy over deals ("policy"). A baseline for what search adds (docs/rules.md
+section 14).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from scrofazero.agents.settings import check_choice, check_positive
 from scrofazero.games.gongzhu.batch import StateBatch, step
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.checkpoint import load_model
@@ -16,6 +20,18 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.sampling.uniform import sample_hands
 
 MODES = ("value", "policy")
+
+
+@dataclass
+class RawSettings:
+    """The raw network player's settings (its keyword arguments besides the network)."""
+
+    num_deals: int = 5  # uniform deals sampled per decision (paper: 5)
+    mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
+
+    def __post_init__(self):
+        self.num_deals = check_positive("num_deals", self.num_deals)
+        self.mode = check_choice("mode", self.mode, MODES)
 
 
 class RawNetworkAgent:
@@ -27,18 +43,15 @@ class RawNetworkAgent:
 
     def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
                  mode: str = "value", device="cpu"):
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
-        if num_deals < 1:
-            raise ValueError(f"num_deals must be >= 1, got {num_deals}")
+        settings = RawSettings(num_deals, mode)
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
             model = load_model(checkpoint)
         model.eval()
         self.evaluator = NetworkEvaluator(model, device=device)
-        self.num_deals = int(num_deals)
-        self.mode = mode
+        self.num_deals = settings.num_deals
+        self.mode = settings.mode
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]

@@ -1,4 +1,4 @@
-"""The full ScrofaZero player for the real, hidden-hand game (gongzhu.md section 6).
+"""The full ScrofaZero player for the real, hidden-hand game (docs/rules.md section 13).
 
 Per decision: sample deals of the unseen cards (stratified on important cards, or uniform),
 optionally reweight them by how well they explain the other players' earlier plays (IEC,
@@ -9,11 +9,12 @@ Forced moves are played without sampling or search.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from scrofazero.agents.base import Explanation
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.checkpoint import load_model
@@ -22,7 +23,6 @@ from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, i
 from scrofazero.sampling.stratified import DealSample, SamplingConfig, draw
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import MCTSConfig, check_search, run_mcts
-
 
 
 def play_search() -> MCTSConfig:
@@ -37,6 +37,16 @@ def play_sampling() -> SamplingConfig:
     """The player's default deals: stratified on 2 important cards, 2 deals per stratum (up to 18;
     the paper drew 1, up to 9)."""
     return SamplingConfig(per_stratum=2)
+
+
+@dataclass
+class ScrofaZeroSettings:
+    """The player's settings (its keyword arguments besides the network), as the registry and
+    `evaluate.py scrofazero.*` give them; each is validated by its own config class."""
+
+    search: MCTSConfig = field(default_factory=play_search)  # MCTS on every sampled deal
+    sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched
+    weighting: IECConfig = field(default_factory=IECConfig)  # Bayesian (IEC) weights of the deals
 
 
 @dataclass
@@ -58,7 +68,8 @@ class ScrofaZeroAgent:
     c = 30). sampling: how the deals are drawn (default play_sampling: up to 18 stratified deals).
     weighting: the IEC reweighting (sampling/iec.py IECConfig; `draws` > 1 weighs that many times
     more deals than are searched, see `weigh`). threads: torch threads for this player (0 leaves
-    torch's default).
+    torch's default). `decide` explains a move (agents/base.py Explanation); `last` keeps the
+    last searched Decision for diagnostics.
     """
 
     name = "scrofazero"
@@ -117,9 +128,22 @@ class ScrofaZeroAgent:
         return sample.take(np.concatenate(rows)), final_w / final_w.sum(), queries
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
+        return self._choose(view, rng)[0]
+
+    def decide(self, view: InfoView, rng: np.random.Generator) -> tuple[int, Explanation]:
+        """The card `act` plays from the same rng, with the searched value of each legal card and
+        the weighted belief of where every card lies."""
+        card, decision = self._choose(view, rng)
+        if decision is None:  # a forced move: nothing was sampled or searched
+            return card, Explanation(values=(None,), forced=True)
+        return card, explain(decision)
+
+    def _choose(self, view: InfoView, rng: np.random.Generator) -> tuple[int, Decision | None]:
+        """The card and the decision behind it (None for a forced move; also kept in `last`)."""
+        self.last = None
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         if len(legal) == 1:
-            return int(legal[0])
+            return int(legal[0]), None
         sample, weights, queries = self.weigh(view, rng)
         roots = StateBatch.from_view(view, owners_to_hands(sample.owners))  # [D]
         result = run_mcts(GongzhuRules, self.evaluator, roots, self.mcts)
@@ -131,4 +155,15 @@ class ScrofaZeroAgent:
             scores = np.where(mass > 0, total / mass, -np.inf)  # [L]
         self.last = Decision(len(weights), effective_sample_size(weights), queries, weights,
                              sample, scores)
-        return int(legal[int(np.argmax(scores))])  # ties -> lowest card
+        return int(legal[int(np.argmax(scores))]), self.last  # ties -> lowest card
+
+
+def explain(decision: Decision) -> Explanation:
+    """A searched decision as an Explanation: belief[c, s] = the weight of the deals in which
+    seat s holds card c; a legal card no deal's search reached has no value."""
+    owners = decision.sample.owners  # [D, 52] seat holding each card in each searched deal
+    belief = (decision.weights[:, None, None]
+              * (owners[:, :, None] == np.arange(4))).sum(axis=0)  # [52, 4]
+    values = tuple(float(v) if np.isfinite(v) else None for v in decision.scores)
+    return Explanation(values=values, belief=belief, deals=decision.deals,
+                       ess=float(decision.ess))

@@ -1,4 +1,4 @@
-"""Duplicate arena (gongzhu.md section 4): single games, 2v2 duplicate matches and matrices.
+"""Duplicate arena (docs/rules.md section 6): single games, 2v2 duplicate matches and matrices.
 
 Players are named by the agent registry (scrofazero.agents.make_agent). They are built once in
 the calling process, so that a player that cannot be built fails there with its own error, and

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from scrofazero.agents import AGENT_NAMES, make_agent
-from scrofazero.agents.raw_net import MODES as RAW_MODES
+from scrofazero.agents import PlayerSpec, make_agent, player_names, player_spec
+from scrofazero.agents.settings import renamed
 from scrofazero.cluster import connect
 from scrofazero.eval.arena import duplicate_match, format_matrix, matrix
 from scrofazero.eval.epsilon import format_intransitivity, intransitivity
@@ -26,9 +26,9 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 
 def _check_players(names) -> list[str]:
     names = [str(n) for n in names]
-    unknown = [n for n in names if n not in AGENT_NAMES]
+    unknown = [n for n in names if n not in player_names()]
     if unknown:
-        raise ValueError(f"unknown player(s) {unknown}; choose from {list(AGENT_NAMES)}")
+        raise ValueError(f"unknown player(s) {unknown}; choose from {list(player_names())}")
     if len(names) < 2 or len(set(names)) != len(names):
         raise ValueError(f"a matrix needs at least two distinct players, got {names}")
     return names
@@ -56,34 +56,51 @@ def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = SHIPP
         "`python train.py` or set checkpoint=PATH")
 
 
-def _check_positive(setting: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{setting} must be a positive integer, got {value!r}")
+# evaluate.py's flat names of some players' settings, (player, setting) -> key, kept until
+# EvaluateConfig holds one group per player named after it (as it does for `scrofazero`).
+FLAT_SETTINGS = {("greed", "num_samples"): "greed_samples", ("raw", "num_deals"): "raw_deals",
+                 ("raw", "mode"): "raw_mode"}
+
+
+def _group(cfg, name: str) -> dict:
+    """The settings the config's group named after a player gives (field -> value); {} if none."""
+    node = cfg.get(name)
+    if node is None:
+        return {}
+    given = OmegaConf.to_object(node) if OmegaConf.is_config(node) else node
+    if dataclasses.is_dataclass(given):
+        return {f.name: getattr(given, f.name) for f in dataclasses.fields(given)}
+    if not isinstance(given, dict):
+        raise ValueError(f"{name} must be the group of player {name!r}'s settings, got {given!r}")
+    return given
+
+
+def player_settings(cfg, spec: PlayerSpec):
+    """The player's settings as evaluate.py's config gives them: its group `NAME.SETTING`
+    (`+NAME.SETTING=...` on the command line for a player without a schema group), else the
+    flat keys of FLAT_SETTINGS, else the defaults. A bad one raises an error naming it as the
+    user spelled it."""
+    given = _group(cfg, spec.name)
+    spelled = {key: f"{spec.name}.{key}" for key in given}
+    for (player, setting), key in FLAT_SETTINGS.items():
+        if player == spec.name and setting not in given:
+            given[setting], spelled[setting] = cfg[key], key
+    try:
+        return spec.settings_from(given)
+    except ValueError as err:
+        raise renamed(err, spelled) from None
 
 
 def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
-    """make_agent keyword arguments for the players `names`, and the checkpoint they load.
-    The settings of the players that play are checked here, so that an error names the setting
-    (greed_samples) rather than the player's own argument (num_samples)."""
-    if "greed" in names:
-        _check_positive("greed_samples", cfg.greed_samples)
-    if "raw" in names:
-        _check_positive("raw_deals", cfg.raw_deals)
-        if cfg.raw_mode not in RAW_MODES:
-            raise ValueError(f"raw_mode must be one of {', '.join(RAW_MODES)}, "
-                             f"got {cfg.raw_mode!r}")
-    kwargs = {"greed": {"num_samples": cfg.greed_samples}}
-    checkpoint = None
-    if "raw" in names or "scrofazero" in names:
-        checkpoint = find_checkpoint(cfg.checkpoint)
-    if "raw" in names:
-        kwargs["raw"] = {"checkpoint": checkpoint, "num_deals": cfg.raw_deals,
-                         "mode": cfg.raw_mode}
-    if "scrofazero" in names:
-        player = OmegaConf.to_object(cfg.scrofazero)  # a PlayerConfig (validated on creation)
-        kwargs["scrofazero"] = {"checkpoint": checkpoint, "search": player.search,
-                                "sampling": player.sampling, "weighting": player.weighting}
-    return {k: v for k, v in kwargs.items() if k in names}, checkpoint
+    """make_agent keyword arguments for the players `names` (those with any), and the
+    checkpoint the network players load. Every player's settings are checked first, before any
+    file is looked for."""
+    specs = [player_spec(n) for n in names]
+    settings = {spec.name: player_settings(cfg, spec) for spec in specs}
+    checkpoint = find_checkpoint(cfg.checkpoint) if any(s.network for s in specs) else None
+    kwargs = {spec.name: spec.arguments(settings[spec.name], checkpoint if spec.network else None)
+              for spec in specs}
+    return {k: v for k, v in kwargs.items() if v}, checkpoint
 
 
 def run_evaluate(cfg) -> dict:
@@ -128,9 +145,7 @@ def run_evaluate(cfg) -> dict:
                   "wall_seconds": wall, "workers": workers, "checkpoint": checkpoint,
                   # per-deal values, so that two runs on the same deals can be compared paired
                   "values": match.values.tolist()}
-        if cfg.player == "scrofazero":
-            result["settings"] = {key: dataclasses.asdict(kwargs["scrofazero"][key])
-                                  for key in ("search", "sampling", "weighting")}
+        result["settings"] = dataclasses.asdict(player_settings(cfg, player_spec(cfg.player)))
         print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
               f"over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
     elif cfg.mode == "belief":

@@ -1,4 +1,4 @@
-"""Exact belief over the hidden Fish hands from one seat's view (shared/docs/fish.md, "Logic"):
+"""Exact belief over the hidden Fish hands from one seat's view (docs/rules.md section 19):
 uniform over the initial deals consistent with the public events (belief_evidence), optionally
 weighted by a soft ask likelihood. Sets are coupled only through seat capacities, so counts and
 marginals are a DP over sets on the vector of remaining capacities (belief_fast); the brute-force

@@ -23,7 +23,7 @@ Hard rules around the network (never learned, so never unlearned):
 
 `FishMind` is one seat's bookkeeping (the lazily updated exact tracker, public failed asks,
 sets won, what the seat has shown) and builds the candidates; `LearnedPlayer` (registered as
-`learned` in fish/players.py) plays from it with a `Scorer`; fish/train.py trains the scorer by
+`learned` in fish/roster.py) plays from it with a `Scorer`; fish/train.py trains the scorer by
 self-play through the same FishMind, so training and play make the same decisions.
 """
 

@@ -1,4 +1,5 @@
-"""Hand-prediction accuracy of fish.belief on recorded games (the figure fish.md quotes: about 35%
+"""Hand-prediction accuracy of fish.belief on recorded games (the figure docs/rules.md section 19
+quotes: about 35%
 for the original LSTM). After the deal and after every event but the last, every observer seat
 predicts the holder of each in-play card it does not know for certain as its most likely other
 seat (ties: lowest seat), scored against the true holder at that moment.

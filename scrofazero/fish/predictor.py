@@ -55,11 +55,13 @@ from scrofazero.fish.predictor_data import (
 )
 from scrofazero.games.fish.cards import hand_size, num_cards, num_sets
 from scrofazero.games.fish.events import Ask, Call, Event
+from scrofazero.settings import at_most, check_settings
 
 CERTAIN = 1.0 - 1e-9  # as prediction.py: a tracker probability this close to 1 is a certainty
 CHECKPOINT_FORMAT = "scrofazero.fish.predictor/1"
 CORES = ("gru", "lstm", "transformer", "none")
 DEFAULT_MODEL = "models/fish_predictor.pt"  # the shipped predictor (models/fish_predictor.md)
+MAX_WIDTH, MAX_LAYERS = 4096, 64  # generous bounds on a predictor's shape (a file's or a run's)
 
 
 @dataclass
@@ -70,9 +72,9 @@ class PredictorConfig:
     trained with (the recordings' rules)."""
 
     core: str = "gru"
-    embed: int = 16
-    hidden: int = 32
-    layers: int = 1
+    embed: at_most(MAX_WIDTH) = 16
+    hidden: at_most(MAX_WIDTH) = 32
+    layers: at_most(MAX_LAYERS) = 1
     ask_held_allowed: bool = True
     ask_needs_other: bool = False
 
@@ -399,14 +401,33 @@ def save_predictor(path, model: PredictorNet, meta: Optional[dict] = None) -> Pa
 
 
 def load_predictor(path) -> PredictorNet:
-    """The model saved by save_predictor (eval mode); its notes in model.meta."""
-    payload = torch.load(path, map_location="cpu", weights_only=True)
+    """The model saved by save_predictor (eval mode); its notes in model.meta. A file that is
+    missing (FileNotFoundError), unreadable, of another format, or whose config, weight shapes
+    or weight values (NaN, infinite) do not make a predictor is refused naming it (ValueError)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Fish hand predictor {path} not found")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # pickle, zip and torch raise many types for a damaged file
+        raise ValueError(f"{path}: not a readable Fish hand predictor checkpoint "
+                         f"({type(err).__name__}: {err})") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: not a Fish hand predictor checkpoint")
+    config, state = payload.get("config"), payload.get("state")
+    if not isinstance(config, dict) or not isinstance(state, dict) or not all(
+            torch.is_tensor(v) for v in state.values()):
+        raise ValueError(f"{path}: a Fish hand predictor checkpoint without its config or weights")
     known = {f.name for f in fields(PredictorConfig)}
-    model = PredictorNet(PredictorConfig(**{k: v for k, v in payload["config"].items()
-                                            if k in known}))
-    model.load_state_dict(payload["state"])
+    try:
+        model = PredictorNet(check_settings(
+            PredictorConfig(**{k: v for k, v in config.items() if k in known}), "config"))
+        model.load_state_dict(state)
+    except (ValueError, TypeError, RuntimeError) as err:  # RuntimeError: shapes or names
+        raise ValueError(f"{path}: not a Fish hand predictor ({err})") from None
+    bad = [k for k, v in state.items() if v.is_floating_point() and not torch.isfinite(v).all()]
+    if bad:
+        raise ValueError(f"{path}: weight {bad[0]} holds NaN or infinite values")
     model.meta = payload.get("meta", {})
     return model.eval()
 

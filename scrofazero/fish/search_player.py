@@ -1,6 +1,6 @@
 """Fish search player: determinized rollouts over the exact belief (issue 16, item 4).
 
-`SearchPlayer` ("search" in fish/players.py) is the logic player (fish/players.py, subclassed)
+`SearchPlayer` ("search" in fish/roster.py) is the logic player (fish/players.py, subclassed)
 with another way of choosing its ask:
 
 - calls are the logic player's: a set certainly with its team is called at once (at any time

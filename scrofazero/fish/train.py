@@ -26,13 +26,18 @@ asks only the learner to move, on its turn: a set its team holds whole cannot be
 opponents (an asker needs a card of the set), so only the moment of the call changes, and each
 move costs one count instead of several (measured in models/fish_learned.md).
 
-Files: `checkpoint_dir/run/latest.pt` (weights, Adam state, update and game counts, the run's
-settings; written to a temporary file and renamed), `model.pt` (weights only, what
+The run (its folder and lock, fresh or resumed, logs, tensorboard) is the run harness's
+(scrofazero/runs.py). Files: `checkpoint_dir/run/latest.pt` (weights, Adam state, update and game
+counts inside the harness's envelope: the run's settings and random states; written to a
+temporary file and renamed), `model.pt` (weights only, what
 `evaluate.py ... players=[learned,logic] checkpoint=PATH` reads; so does latest.pt),
 `eval.jsonl` (win rate against the logic player at each eval point) and `train.jsonl` (one line
-per update); tensorboard under `log_dir/run`. `resume=true` continues a run up to
-`game.updates` in total and ends with exactly the weights an uninterrupted run gives (every
-game's randomness is seeded by (train.seed, game index)); without it an existing run is refused.
+per update); tensorboard under `log_dir/run`. An update's lines are written before its
+checkpoint, and on resume the harness drops the lines and events past the checkpoint.
+`resume=true` continues a run up to `game.updates` in total and ends with exactly the weights
+and logs an uninterrupted run gives (every game's randomness is seeded by (train.seed, game
+index)); without it an existing run is refused. Settings that define the run (run_meta) are
+compared with the checkpoint's, `resume_overrides=[game.lr,...]` allowing named ones.
 """
 
 from __future__ import annotations
@@ -40,13 +45,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
+from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
-from scrofazero.atomic import write_atomic
 from scrofazero.fish.learned import (
     FishMind,
     Scorer,
@@ -62,12 +67,22 @@ from scrofazero.games.fish.cards import set_cards, team_of
 from scrofazero.games.fish.events import Call
 from scrofazero.games.fish.rules import AskMove, CallMove, FishState, Params
 from scrofazero.run_lock import RunLock
+from scrofazero.runs import (
+    Envelope,
+    RunError,
+    RunFolder,
+    random_states,
+    resume_or_start,
+    write_torch,
+)
 
 OPPONENTS = ("self", "logic")
 CALL_CHECKS = ("every_seat", "mover")
 CHECKPOINT = "latest.pt"
 MODEL = "model.pt"
 TRAINER_FORMAT = "scrofazero fish trainer"
+GAME = "fish"
+LOGS = {"train.jsonl": "update", "eval.jsonl": "update"}  # jsonl logs, key of a line's step
 
 
 LEARNERS = ("player", "predictor")
@@ -94,9 +109,9 @@ def run_fish_training(cfg) -> dict:
     if not 0.0 < g.gamma <= 1.0:
         raise ValueError(f"game.gamma must be in (0, 1], got {g.gamma}")
     torch.set_num_threads(1)  # a tiny network: threads only cost on a shared CPU
-    run_dir = Path(cfg.checkpoint_dir) / cfg.run
-    with RunLock(run_dir):  # one process per run folder (scrofazero/run_lock.py)
-        return _train(cfg, run_dir)
+    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
+                   logs=LOGS) as folder:
+        return _train(cfg, folder)
 
 
 def _train_predictor(cfg) -> dict:
@@ -138,14 +153,29 @@ def run_meta(cfg) -> dict:
             "seed": int(cfg.train.seed)}
 
 
-def _train(cfg, run_dir: Path) -> dict:
+def run_settings(meta: dict) -> dict:
+    """run_meta as the settings the harness compares, named as the config names them."""
+    return {"game": {k: v for k, v in meta.items() if k != "seed"},
+            "train": {"seed": meta["seed"]}}
+
+
+def _train(cfg, folder: RunFolder) -> dict:
     g = cfg.game
+    run_dir = folder.folder
     meta = run_meta(cfg)
     torch.manual_seed(meta["seed"])
     net = Scorer(hidden=meta["hidden"], alpha=meta["alpha"])
     optimizer = torch.optim.Adam(net.parameters(), lr=meta["lr"])
-    done, games, elapsed = _start_or_resume(run_dir, cfg.resume, meta, net, optimizer)
-    writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run))
+    path = run_dir / CHECKPOINT
+    envelope = resume_or_start(
+        path, resume=bool(cfg.resume), load=load_envelope, settings=run_settings(meta),
+        overrides=list(cfg.get("resume_overrides") or []),
+        found=next((p for p in (path, run_dir / MODEL) if p.exists()), None))
+    done, games, elapsed = 0, 0, 0.0
+    if envelope is not None:
+        done, games, elapsed = _restore(envelope, net, optimizer)
+    folder.begin(envelope)
+    writer = folder.writer
     bar = tqdm(total=g.updates, initial=done, unit="update", disable=not cfg.progress,
                desc="fish self-play")
     started, last, last_eval = time.perf_counter() - elapsed, {}, None
@@ -167,10 +197,8 @@ def _train(cfg, run_dir: Path) -> dict:
                     "call_accuracy", "games_per_s", "helping", "sets_per_game_certain"):
             if last.get(key) is not None:
                 writer.add_scalar(f"train/{key}", last[key], done)
-        with open(run_dir / "train.jsonl", "a") as f:
-            f.write(json.dumps(last) + "\n")
-        if done % g.checkpoint_every == 0 or done == g.updates:
-            _save(run_dir, net, optimizer, meta, done, games, seconds)
+        folder.log("train.jsonl", last)
+        # Evaluate, then checkpoint: the update's lines come before its checkpoint.
         if g.eval_every and (done % g.eval_every == 0 or done == g.updates):
             last_eval = evaluate_against_logic(net, cfg, done, games, seconds)
             for size, r in last_eval["tables"].items():
@@ -178,14 +206,16 @@ def _train(cfg, run_dir: Path) -> dict:
             writer.add_scalar("eval/win_rate", last_eval["win_rate"], done)
             if last_eval["call_accuracy"] is not None:
                 writer.add_scalar("eval/call_accuracy", last_eval["call_accuracy"], done)
-            with open(run_dir / "eval.jsonl", "a") as f:
-                f.write(json.dumps(last_eval) + "\n")
+            folder.log("eval.jsonl", last_eval)
+        if done % g.checkpoint_every == 0 or done == g.updates:
+            writer.flush()  # tensorboard holds no less than the checkpoint
+            _save(run_dir, net, optimizer, meta, done, games, time.perf_counter() - started)
+            folder.checkpointed(done)
         writer.flush()
         bar.update(1)
         bar.set_postfix(loss=f"{losses['loss']:.3f}", hit=f"{last['hit_rate'] or 0:.3f}",
                         gps=f"{last['games_per_s']:.2f}")
     bar.close()
-    writer.close()
     if not last:
         print(f"{run_dir} already has {done} updates (game.updates={g.updates})")
         return {"updates": done}
@@ -410,43 +440,66 @@ def evaluate_against_logic(net: Scorer, cfg, done: int, games: int, seconds: flo
             "call_accuracy": stats["right"] / stats["calls"] if stats.get("calls") else None}
 
 
-# ---- checkpoints
+class _Trainer(BaseModel):
+    """The trainer's part of latest.pt: the types every field must have, so that a crafted or
+    damaged file is refused by name before anything of it is used."""
+
+    format: str
+    optimizer: dict[str, Any]
+    meta: str
+    updates: int
+    games: int
+    seconds: float
 
 
 def _save(run_dir: Path, net, optimizer, meta: dict, done: int, games: int,
           seconds: float) -> None:
     info = {"meta": json.dumps(meta), "updates": done, "games": games, "seconds": seconds}
     trainer = {"format": TRAINER_FORMAT, "optimizer": optimizer.state_dict(), **info}
-    write_atomic(run_dir / CHECKPOINT,
-                 lambda f: torch.save(model_payload(net, trainer=trainer), f))
-    write_atomic(run_dir / MODEL, lambda f: torch.save(model_payload(net, **info), f))
+    header = Envelope(GAME, settings=run_settings(meta), step=done,
+                      random=random_states()).header()
+    write_torch(run_dir / CHECKPOINT, model_payload(net, trainer=trainer, run=header))
+    write_torch(run_dir / MODEL, model_payload(net, **info), fsync=False)
 
 
-def _start_or_resume(run_dir: Path, resume: bool, meta: dict, net, optimizer
-                     ) -> tuple[int, int, float]:
-    """(updates done, games played, seconds spent): zeros for a new run (an existing one is
-    refused), else restored from latest.pt after checking it is the same run."""
-    path = run_dir / CHECKPOINT
-    if not resume:
-        if path.exists() or (run_dir / MODEL).exists():
-            raise FileExistsError(f"{path} exists: choose another run=NAME or continue it with "
-                                  "resume=true")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        return 0, 0, 0.0
-    if not path.is_file():
-        raise FileNotFoundError(f"resume=true but {path} does not exist")
+def load_envelope(path: Path) -> Envelope:
+    """The run envelope of Fish checkpoint `path` (state: the payload); a file written before
+    the envelope gives the settings its trainer's meta names and no random states. ValueError
+    naming `path` for a model file (model.pt copied in as latest.pt) or a damaged trainer."""
     payload = read_payload(path)
-    restored = scorer_from_payload(payload, path)
+    scorer_from_payload(payload, path)  # a scorer file whose weights fit the network
     trainer = payload.get("trainer")
     if not isinstance(trainer, dict) or trainer.get("format") != TRAINER_FORMAT:
         raise ValueError(f"{path}: a model file without the trainer's state; cannot resume")
-    if json.loads(trainer["meta"]) != meta:
-        raise ValueError(f"{path} was written by a different run: {trainer['meta']} "
-                         f"(now {json.dumps(meta)})")
-    net.load_state_dict(restored.state_dict())
+    try:
+        _Trainer.model_validate(trainer, strict=True)
+        meta = json.loads(trainer["meta"])
+        if not isinstance(meta, dict) or "seed" not in meta:
+            raise ValueError("meta is not the run's settings")
+    except (ValidationError, ValueError) as err:
+        first = err.errors()[0] if isinstance(err, ValidationError) else None
+        reason = (f"trainer.{'.'.join(map(str, first['loc']))}: {first['msg']}" if first
+                  else str(err))
+        raise ValueError(f"{path}: {reason} (a damaged or crafted checkpoint)") from None
+    header = payload.get("run")
+    if header is None:  # the layout before the run harness
+        return Envelope(GAME, settings=run_settings(meta), step=trainer["updates"],
+                        state=payload, path=str(path))
+    envelope = Envelope.read_header(header, payload, path, GAME)
+    if envelope.step != trainer["updates"]:
+        raise RunError(f"{path}: run header step {envelope.step} differs from the trainer's "
+                       f"{trainer['updates']} updates")
+    return envelope
+
+
+def _restore(envelope: Envelope, net, optimizer) -> tuple[int, int, float]:
+    """(updates done, games played, seconds spent) of the checked envelope, its weights and
+    optimiser state loaded."""
+    path, payload = envelope.path, envelope.state
+    trainer = payload["trainer"]
+    net.load_state_dict(scorer_from_payload(payload, path).state_dict())
     try:
         optimizer.load_state_dict(trainer["optimizer"])
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path}: cannot restore the optimizer ({err})") from None
     return int(trainer["updates"]), int(trainer["games"]), float(trainer["seconds"])
-

@@ -8,6 +8,7 @@ so a kill at any moment leaves either the old or the new `latest.pt`, never a to
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 from pathlib import Path
@@ -31,10 +32,6 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message names the file."""
 
 
-def _encoding_version() -> int:
-    return ENCODING_VERSION
-
-
 def _fsync_dir(path: Path) -> None:
     """Make a rename in `path` durable; not every platform lets a directory be opened."""
     try:
@@ -51,8 +48,12 @@ def _fsync_dir(path: Path) -> None:
 
 def _atomic_save(payload: dict, target: Path) -> None:
     """torch.save to a temp file next to `target`, fsync, then os.replace onto `target`; the
-    previous target is untouched if anything fails."""
-    write_atomic(target, lambda f: torch.save(payload, f), fsync=True)
+    previous target is untouched if anything fails. Serialised in memory first, so a failed
+    write (a full disk) is write_atomic's OSError naming `target`, not torch's wrapped one."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    data = buffer.getbuffer()
+    write_atomic(target, lambda f: f.write(data), fsync=True)
     _fsync_dir(target.parent)
 
 
@@ -92,12 +93,14 @@ def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _payload(model, optimizer, step: int, config: dict, extra: dict | None) -> dict:
-    """What a checkpoint file holds (format, versions, the model and its shape, the rest)."""
-    return {
+def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
+             run: dict | None = None) -> dict:
+    """What a checkpoint file holds (format, versions, the model and its shape, the rest; `run`:
+    the run harness's envelope header, scrofazero/runs.py, absent from model-only files)."""
+    payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "encoding_version": _encoding_version(),
+        "encoding_version": ENCODING_VERSION,
         "model_config": model.config(),
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
@@ -105,6 +108,9 @@ def _payload(model, optimizer, step: int, config: dict, extra: dict | None) -> d
         "config": config,
         "extra": _pack(extra) if extra is not None else {},
     }
+    if run is not None:
+        payload["run"] = run
+    return payload
 
 
 def save_checkpoint(
@@ -117,18 +123,19 @@ def save_checkpoint(
     extra: dict | None = None,
     keep: int = 5,
     before_latest: Callable[[Path], None] | None = None,
+    run: dict | None = None,
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
     config: the resolved run config as plain data; extra: plain data (dicts, lists, numbers,
     strings, numpy arrays, tensors), e.g. the rng state and the replay. before_latest(snapshot)
     runs after the snapshot is complete and before latest.pt moves to it (milestone copies made
-    there are redone on resume if a kill comes first). Returns the path of the numbered snapshot.
-    `latest.pt` is never pruned.
+    there are redone on resume if a kill comes first); run: the run envelope's header. Returns
+    the path of the numbered snapshot. `latest.pt` is never pruned.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra)
+    payload = _payload(model, optimizer, step, config, extra, run)
     snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
     _atomic_save(payload, snapshot)
     if before_latest is not None:
@@ -153,7 +160,7 @@ MOMENTS = ("float32", "bfloat16")
 
 
 def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
-                    moments: str = "float32") -> Path:
+                    moments: str = "float32", run: dict | None = None) -> Path:
     """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
     load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
     moments="bfloat16" stores Adam's moment estimates at half size (the weights stay float32);
@@ -162,7 +169,7 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
         raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra)
+    payload = _payload(model, optimizer, step, config, extra, run)
     if moments == "bfloat16" and payload["optimizer"] is not None:
         payload["optimizer"]["state"] = {
             key: {name: (t.to(torch.bfloat16) if torch.is_tensor(t) and t.is_floating_point()
@@ -194,7 +201,7 @@ def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
     missing = [k for k in ("encoding_version", "model_config", "model", "step") if k not in payload]
     if missing:
         raise CheckpointError(f"{path}: missing fields {missing}")
-    expected = _encoding_version()
+    expected = ENCODING_VERSION
     if payload["encoding_version"] != expected:
         raise CheckpointError(
             f"{path}: encoding_version {payload['encoding_version']!r} is incompatible with the "
@@ -238,4 +245,22 @@ def load_model(path_or_payload, map_location="cpu"):
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, RuntimeError) as err:
         raise CheckpointError(f"{where}: model does not match its config ({err})") from err
+    check_finite(payload["model"], where)
     return model.eval()
+
+
+def check_finite(state_dict: dict, where) -> None:
+    """CheckpointError naming `where` and the first weight tensor holding a NaN or infinity
+    (a diverged network plays nonsense and trains on to nothing)."""
+    for name, tensor in state_dict.items():
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not torch.isfinite(
+                tensor).all():
+            raise CheckpointError(f"{where}: non-finite weights in {name} (a diverged "
+                                  "network); use an earlier checkpoint")
+
+
+def is_model_only(payload: dict) -> bool:
+    """A file holding a network only (save_model_file, a shipped model such as
+    models/scrofazero.pt): no optimiser, settings or training history."""
+    return payload.get("optimizer") is None and not payload.get("config") and not (
+        payload.get("extra"))

@@ -1,6 +1,6 @@
 """Network input for Gongzhu: a batch of full-information states -> [B, 434] float32.
 
-The features follow gongzhu.md section 6 and are always relative to the player to move p (seat
+The features follow docs/rules.md section 11 and are always relative to the player to move p (seat
 offsets 0, +1, +2, +3), so one encoder serves every seat. Reads `StateBatch` arrays only;
 bump ENCODING_VERSION whenever the layout changes (checkpoints record it).
 """
@@ -60,7 +60,8 @@ def encode(s: StateBatch) -> np.ndarray:
 def encode_own_view(s: StateBatch) -> np.ndarray:
     """Like `encode`, but as the player to move sees the deal: its own hand exact and every card
     it cannot see (those in the other three hands) written as 1/3 in each other hand's block.
-    The input of the Bayesian (IEC) weighting's policy queries (gongzhu.md section 6)."""
+    The input of the Bayesian (IEC) weighting's policy queries (docs/rules.md sections 11 and
+    13)."""
     x = encode(s)
     b = len(s)
     block = slice(HANDS_OFFSET + NUM_CARDS, PILES_OFFSET)  # hands of seats p+1, p+2, p+3

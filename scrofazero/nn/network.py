@@ -1,4 +1,4 @@
-"""The ScrofaZero policy-value network: a fully connected residual MLP (gongzhu.md section 6).
+"""The ScrofaZero policy-value network, a fully connected residual MLP (docs/rules.md section 11).
 
 434 inputs -> hidden widths (paper: 2048, 2048, 512) -> residual blocks -> 52 policy logits and
 one value, in points, for the MOVER's team (the points still to come). Search reaches it only
@@ -15,6 +15,39 @@ import torch
 from torch import nn
 
 from scrofazero.nn.encoding import INPUT_SIZE
+
+# Generous bounds on the network's shape (the paper's has about 11.4 M parameters): past them a
+# typo such as num_blocks=1e9 would allocate until the process is killed.
+MAX_WIDTH = 65536
+MAX_BLOCKS = 1000
+MAX_PARAMETERS = 1_000_000_000
+
+
+def parameter_count(hidden: Sequence[int], num_blocks: int, input_size: int = INPUT_SIZE,
+                    num_actions: int = 52, aux: bool = False) -> int:
+    """The number of parameters PolicyValueNet(hidden, num_blocks, ...) has, without building it."""
+    widths = [input_size, *hidden]
+    count = sum((a + 1) * b for a, b in zip(widths, widths[1:]))
+    last = widths[-1]
+    count += num_blocks * 2 * (last + 1) * last
+    heads = num_actions + 1 + (4 + 16 * 4 if aux else 0)
+    return count + (last + 1) * heads
+
+
+def check_size(hidden: Sequence[int], num_blocks: int, aux: bool = False,
+               where: str = "") -> None:
+    """Refuse a shape that is empty, negative or beyond the bounds above, naming the settings
+    (`where` prefixes their names, e.g. "model.")."""
+    hidden = list(hidden)
+    if not hidden or min(hidden) < 1 or max(hidden) > MAX_WIDTH:
+        raise ValueError(f"{where}hidden={hidden}: must list at least one width in "
+                         f"1..{MAX_WIDTH}")
+    if not 0 <= num_blocks <= MAX_BLOCKS:
+        raise ValueError(f"{where}num_blocks={num_blocks}: must lie in 0..{MAX_BLOCKS}")
+    count = parameter_count(hidden, num_blocks, aux=aux)
+    if count > MAX_PARAMETERS:
+        raise ValueError(f"{where}hidden={hidden} with {where}num_blocks={num_blocks}: "
+                         f"{count:.3g} parameters, more than the bound of {MAX_PARAMETERS:.0e}")
 
 
 class ResidualBlock(nn.Module):
@@ -42,10 +75,7 @@ class PolicyValueNet(nn.Module):
                  aux: bool = False):
         super().__init__()
         hidden = tuple(int(w) for w in hidden)
-        if not hidden or min(hidden) < 1:
-            raise ValueError(f"hidden must list at least one positive width, got {hidden}")
-        if num_blocks < 0:
-            raise ValueError(f"num_blocks must be >= 0, got {num_blocks}")
+        check_size(hidden, num_blocks, aux)
         self.hidden = hidden
         self.num_blocks = int(num_blocks)
         self.input_size = int(input_size)
@@ -111,7 +141,7 @@ def num_parameters(model: nn.Module) -> int:
 def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """Log-probabilities over legal actions: logits [B, A], legal [B, A] bool -> [B, A] float32.
 
-    Illegal logits are set to -inf BEFORE the softmax (gongzhu.md 6), so illegal actions get
-    probability exactly 0 and the legal ones sum to 1. Every row needs a legal action.
+    Illegal logits are set to -inf BEFORE the softmax (docs/rules.md section 11), so illegal actions
+    get probability exactly 0 and the legal ones sum to 1. Every row needs a legal action.
     """
     return logits.float().masked_fill(~legal, float("-inf")).log_softmax(dim=-1)

@@ -1,5 +1,5 @@
 """Bayesian weighting of sampled deals by the other players' earlier plays (the paper's
-"integral over equivalent class", IEC; gongzhu.md section 6).
+"integral over equivalent class", IEC; docs/rules.md section 13).
 
 A sampled deal is more believable when the other players' actual plays look sensible in it. For
 each earlier play by another seat of a card ranked 8 or higher (in the suit now being followed,

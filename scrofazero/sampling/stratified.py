@@ -1,4 +1,4 @@
-"""Stratified sampling of the hidden hands on a few important cards (gongzhu.md section 6).
+"""Stratified sampling of the hidden hands on a few important cards (docs/rules.md section 13).
 
 The owner of a handful of cards (the pig, the sheep, the doubler, the top cards of the led
 suit) decides most of a Gongzhu hand's value. Instead of leaving their placement to chance, the
@@ -85,8 +85,8 @@ def important_cards(view: InfoView, num: int) -> tuple[int, ...]:
     Leading: SQ, SA, SK while SQ is unplayed; DJ, DA, DK, DQ while DJ is unplayed; HA, HK, HQ;
     C10, CA, CK, CQ, CJ while C10 is unplayed. Following: the led suit's five top cards (C10
     first for clubs, DJ for diamonds, SQ for spades); when fewer than `num` of those are unseen
-    the leading order fills the rest (our choice: the doc is silent, and fewer important cards
-    would mean fewer strata, so fewer deals).
+    the leading order fills the rest (our choice: the published rule is silent, and fewer important
+    cards would mean fewer strata, so fewer deals).
     """
     if num < 0:
         raise ValueError(f"the number of important cards must be >= 0, got {num}")

@@ -1,7 +1,7 @@
 """Exactly uniform sampling of the hidden hands consistent with one seat's information.
 
 Deals the unseen cards of an `InfoView` to the other three seats, uniformly over all deals that
-respect their hand sizes and shown voids (gongzhu.md sections 5 and 6). Used by Mr. Greed and
+respect their hand sizes and shown voids (docs/rules.md section 10). Used by Mr. Greed and
 by imperfect-information search; `sample_assignment` is the view-free core (with optional pinned
 cards) that the stratified sampler reuses.
 """
@@ -174,7 +174,7 @@ def _sample_free(cards, sizes, voids, fixed, num, rng) -> np.ndarray:
     if cum.size == 1:
         seat_at = (within >= lo[0]).astype(np.int8) + (within >= hi[0])  # [U]
     else:
-        # Table t with probability count_t / total (the spec's weighting by deals per table).
+        # Table t with probability count_t / total (docs/rules.md section 10).
         if cum.dtype == np.int64:
             draw = rng.integers(0, total, size=num, dtype=np.int64)
         else:

@@ -1,4 +1,4 @@
-"""Batched UCB / PUCT Monte Carlo tree search over many roots in lockstep (gongzhu.md section 6).
+"""Batched UCB / PUCT Monte Carlo tree search, many roots in lockstep (docs/rules.md section 12).
 
 `run_mcts` grows one small tree per root, all stored as arrays (per node: visits, value sum at
 its mover's seat; per edge: visits, value sum at the parent mover's seat, child id); selection is
@@ -15,8 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from scrofazero.search.protocols import BatchedGame, Evaluator
+from scrofazero.settings import NonNegative, at_most, check_settings
 
 SELECTIONS = ("ucb", "puct")
+# Generous bounds on the budget: the trees are preallocated, so a typo would allocate until killed.
+MAX_BUDGET_BASE = 1_000_000
+MAX_BUDGET_PER_LEGAL = 100_000
 
 
 @dataclass
@@ -26,11 +30,11 @@ class MCTSConfig:
     0 + 2 x legal cards in training and 10 + 2 x legal cards in play (our player's default,
     agents/scrofazero_agent.py play_search, halves that over twice the deals)."""
 
-    c_uct: float = 30.0  # UCB1 exploration constant, in points
-    budget_base: int = 0  # simulations per root = budget_base + budget_per_legal x legal cards
-    budget_per_legal: int = 2  # simulations per legal card at the root
+    c_uct: NonNegative = 30.0  # UCB1 exploration constant, in points
+    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0  # simulations per root = budget_base + budget_per_legal x legal cards
+    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2  # simulations per legal card at the root
     selection: str = "ucb"  # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
-    c_puct: float = 60.0  # PUCT exploration constant, in points (selection=puct only)
+    c_puct: NonNegative = 60.0  # PUCT exploration constant, in points (selection=puct only)
     search_forced: bool = False  # search roots with one legal card too (self-play records all 52 plies)
 
     def __post_init__(self):
@@ -41,11 +45,10 @@ class MCTSConfig:
 
 def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
     """Refuse search settings that make no sense for a player or for self-play (a zero budget
-    plays the lowest card; negative constants invert the search), naming the setting."""
+    plays the lowest card; negative or non-finite constants break the search; a huge budget
+    allocates until killed), naming the setting."""
     MCTSConfig.__post_init__(config)
-    for key in ("c_uct", "c_puct", "budget_base", "budget_per_legal"):
-        if getattr(config, key) < 0:
-            raise ValueError(f"{where}.{key}={getattr(config, key)}: must be >= 0")
+    check_settings(config, where)
     if config.budget_base + config.budget_per_legal < 1:
         raise ValueError(f"{where}.budget_base={config.budget_base} and {where}.budget_per_legal="
                          f"{config.budget_per_legal}: the search budget would be zero")
@@ -82,7 +85,8 @@ def root_budgets(legal: np.ndarray, config: MCTSConfig) -> tuple[np.ndarray, np.
     return np.where(forced, 0, np.maximum(budget, 0)).astype(np.int64), forced
 
 
-UCB_LOG_FACTOR = 2.0  # UCB1's exploration term c sqrt(2 ln N / n), as the original (gongzhu.md 6)
+# UCB1's exploration term c sqrt(2 ln N / n), as the original (docs/rules.md section 12).
+UCB_LOG_FACTOR = 2.0
 
 
 def log_table(max_visits: int) -> np.ndarray:
@@ -283,10 +287,10 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     """Search B roots in lockstep: every simulation step runs one simulation in each tree that
     still has budget, evaluating all new non-terminal leaves in one evaluator call.
 
-    roots: a batch of B non-terminal states. rng is accepted for interface symmetry and unused:
-    ties break to the lowest action index, so the search is deterministic. budget_scale [B]
-    (optional): each root's budget times this factor, at least one simulation per legal card
-    (playout-cap randomisation's cheap searches).
+    roots: a batch of B non-terminal states. rng: accepted (train/selfplay.py passes its
+    generator) but never drawn from: ties break to the lowest action index, so the search is
+    deterministic. budget_scale [B] (optional): each root's budget times this factor, at least
+    one simulation per legal card (playout-cap randomisation's cheap searches).
     Returns a SearchResult ([B, A] root statistics from each root mover's seat).
     """
     puct = _check_config(config)

@@ -19,16 +19,12 @@ from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconn
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
+from scrofazero.agents import PLAYERS
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.hub import BOT_NAMES, Hub, HubSettings
-from scrofazero.serve.protocol import (
-    MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
-    SEAT_KINDS,
-    ProtocolError,
-    parse_client_message,
-)
+from scrofazero.serve.hub import Hub, HubSettings, created
+from scrofazero.serve.messages import PROTOCOL_VERSION, Create, seat_kinds
+from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError, parse_client_message
 from scrofazero.serve.records import Records, export_text, replay_frames
 from scrofazero.serve.table import TableSettings
 
@@ -72,8 +68,9 @@ def hub_settings(cfg: PlayConfig) -> HubSettings:
 
 def check_settings(cfg: PlayConfig) -> None:
     """Refuse bad settings by name before anything starts."""
-    if len(cfg.bots) != 3 or any(b not in SEAT_KINDS for b in cfg.bots):
-        raise ValueError(f"play.bots must be 3 of {', '.join(SEAT_KINDS)}, got {list(cfg.bots)}")
+    kinds = seat_kinds()
+    if len(cfg.bots) != 3 or any(b not in kinds for b in cfg.bots):
+        raise ValueError(f"play.bots must be 3 of {', '.join(kinds)}, got {list(cfg.bots)}")
     for key in ("move_deadline_s", "reconnect_grace_s"):
         if not getattr(cfg, key) > 0:
             raise ValueError(f"{key} must be > 0, got {getattr(cfg, key)}")
@@ -113,8 +110,11 @@ def create_app(cfg: PlayConfig) -> FastAPI:
 
     @app.get("/api/options")
     async def options():
-        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(SEAT_KINDS),
-                "bot_names": BOT_NAMES, "default_bots": list(cfg.bots),
+        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(seat_kinds()),
+                "bots": [{"kind": s.name, "name": s.title, "about": s.about}
+                         for s in PLAYERS.values()],
+                "bot_names": {s.name: s.title for s in PLAYERS.values()},
+                "default_bots": list(cfg.bots),
                 "checkpoint": cfg.checkpoint, "thinking": cfg.thinking,
                 "move_deadline_s": cfg.move_deadline_s,
                 "reconnect_grace_s": cfg.reconnect_grace_s,
@@ -125,13 +125,12 @@ def create_app(cfg: PlayConfig) -> FastAPI:
         body = await request.body()
         try:
             msg = parse_client_message(body)
-            if msg["type"] != "create":
+            if not isinstance(msg, Create):
                 raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
             table, tokens = await hub().create_table(msg)
         except ProtocolError as err:
             return JSONResponse(err.to_message(), status_code=400)
-        return {"table": table.id, "game_id": table.game_id,
-                "tokens": {str(k): v for k, v in tokens.items()}}
+        return created(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/tables")
     async def tables():

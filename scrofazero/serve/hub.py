@@ -2,15 +2,16 @@
 
 `Hub.receive(conn, text)` is the one path for a message from any client: a WebSocket of a page
 or an outside bot, or a `BotClient` of ours, which rebuilds its view from the messages it gets
-(protocol.SeatTracker) and answers with the same JSON an outside bot sends. Agents think in a
-thread pool and records are written on one database thread, so the event loop never waits on
-either.
+(protocol.SeatTracker) and answers with the same JSON an outside bot sends. Each client message
+model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built
+by seat kind; what one was thinking is its `decide` explanation, whatever its class. Agents think
+in a thread pool and records are written on one database thread, so the event loop never waits
+on either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,23 +19,29 @@ from functools import partial
 
 import numpy as np
 
-from scrofazero.agents import make_agent
-from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
+from scrofazero.agents import PLAYERS, Explanation
+from scrofazero.agents import decide as explained_move
 from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.checkpoint import load_model
-from scrofazero.serve.protocol import (
-    PROTOCOL_VERSION,
-    ProtocolError,
-    SeatTracker,
-    parse_client_message,
+from scrofazero.serve.messages import (
+    OPEN,
+    CardBelief,
+    CardValue,
+    Create,
+    Created,
+    Join,
+    Ping,
+    Play,
+    Pong,
+    Thought,
+    Watch,
 )
+from scrofazero.serve.protocol import ProtocolError, SeatTracker, parse_client_message
 from scrofazero.serve.records import Records, move_row
 from scrofazero.serve.table import Table, TableSettings
 
-BOT_NAMES = {"scrofazero": "ScrofaZero", "raw": "ScrofaZero (raw network)",
-             "greed": "Mr. Greed", "if": "Mr. If", "random": "Mr. Random"}
 # Belief rows of the thinking panel, most important first: the pig, the sheep, the doubler, hearts.
 BELIEF_CARDS = tuple(card_index(c) for c in ("SQ", "DJ", "C10")) + tuple(
     sorted((c for c in SCORING_CARDS if c // 13 == 1), reverse=True))
@@ -115,17 +122,15 @@ class Hub:
         return self._standard
 
     def make_bot(self, kind: str):
-        if kind == "scrofazero":
-            return ScrofaZeroAgent(model=self.model())
-        if kind == "raw":
-            return make_agent("raw", model=self.model())
-        return make_agent(kind)
+        """The registry's player `kind` with its default settings (and the server's network)."""
+        spec = PLAYERS[kind]
+        return spec.make(model=self.model() if spec.network else None)
 
     # --- tables -----------------------------------------------------------------------------
-    async def create_table(self, msg: dict) -> tuple[Table, dict[int, str]]:
+    async def create_table(self, msg: Create) -> tuple[Table, dict[int, str]]:
         """A new table from a checked `create` message; returns it and the open seats' tokens."""
-        kinds = list(msg["seats"])
-        number = msg.get("deal")
+        kinds = list(msg.seats)
+        number = msg.deal
         if number is None:
             deal = random_deal(self.rng)
         else:
@@ -134,32 +139,31 @@ class Hub:
                 raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
                                                    f"0..{len(deals) - 1} or null, got {number}")
             deal = deals[number]
-        leader = msg.get("leader", 0)
-        if any(k in ("scrofazero", "raw") for k in kinds):
+        if any(PLAYERS[k].network for k in kinds if k != OPEN):
             try:
                 await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.model)
             except (OSError, ValueError) as err:
-                raise ProtocolError("bad_message", f"the ScrofaZero seats need a network: "
+                raise ProtocolError("bad_message", f"the network players' seats need a network: "
                                                    f"{err}") from None
         settings = TableSettings(**{**vars(self.settings.table),
-                                    **({"thinking": msg["thinking"]} if "thinking" in msg else {})})
-        names = [BOT_NAMES.get(k, f"open seat {i}") for i, k in enumerate(kinds)]
+                                    **({"thinking": msg.thinking} if msg.thinking is not None
+                                       else {})})
+        names = [f"open seat {i}" if k == OPEN else PLAYERS[k].title for i, k in enumerate(kinds)]
         table_id = secrets.token_hex(4)
         while table_id in self.tables:
             table_id = secrets.token_hex(4)
-        table = Table(table_id, deal, number, leader, kinds, names, settings, self.write,
+        table = Table(table_id, deal, number, msg.leader, kinds, names, settings, self.write,
                       self.write_move)
         await table.open()
         self.tables[table_id] = table
         self._prune()
         seed = int(self.rng.integers(1 << 62))
         for seat, kind in enumerate(kinds):
-            if kind != "open":
+            if kind != OPEN:
                 bot = BotClient(self, self.make_bot(kind), seed)
-                await self.receive(bot, json.dumps({"type": "join", "table": table_id,
-                                                    "seat": seat,
-                                                    "token": table.seats[seat].token}))
-        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == "open"}
+                await self.receive(bot, Join(table=table_id, seat=seat,
+                                             token=table.seats[seat].token).model_dump_json())
+        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == OPEN}
 
     def _prune(self) -> None:
         if len(self.tables) <= self.settings.max_tables:
@@ -182,43 +186,47 @@ class Hub:
         """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
         try:
             msg = parse_client_message(text)
-            await self._handle(conn, msg, thinking)
+            await self.handlers[type(msg)](self, conn, msg, thinking)
         except ProtocolError as err:
             await conn.send(err.to_message())
 
-    async def _handle(self, conn, msg: dict, thinking: dict | None) -> None:
-        kind = msg["type"]
-        if kind == "ping":
-            await conn.send({"v": PROTOCOL_VERSION, "type": "pong"})
-        elif kind == "create":
-            table, tokens = await self.create_table(msg)
-            await conn.send({"v": PROTOCOL_VERSION, "type": "created", "table": table.id,
-                             "game_id": table.game_id, "tokens": {str(k): v for k, v in
-                                                                  tokens.items()}})
-        elif kind == "join":
-            table = self.table(msg["table"])
-            previous = self.where.get(conn)
-            self.where[conn] = (table, msg["seat"])  # a move may arrive before join returns
-            try:
-                await table.join(conn, msg["seat"], msg["token"], msg.get("name"))
-            except ProtocolError:
-                if previous is None:
-                    del self.where[conn]
-                else:
-                    self.where[conn] = previous
-                raise
-            if previous is not None and previous != (table, msg["seat"]):
-                await self._leave(conn, *previous)
-        elif kind == "watch":
-            table = self.table(msg["table"])
-            await table.watch(conn)
-            self.where.setdefault(conn, (table, None))
-        elif kind == "play":
-            table, seat = self.where.get(conn, (None, None))
-            if seat is None:
-                raise ProtocolError("not_joined", "join a seat before playing")
-            await table.play(seat, msg["card_index"], msg.get("ply"),
-                             thinking if isinstance(conn, BotClient) else None)
+    async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
+        await conn.send(Pong().model_dump())
+
+    async def _on_create(self, conn, msg: Create, _thinking) -> None:
+        table, tokens = await self.create_table(msg)
+        await conn.send(created(table, tokens).model_dump())
+
+    async def _on_join(self, conn, msg: Join, _thinking) -> None:
+        table = self.table(msg.table)
+        previous = self.where.get(conn)
+        self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
+        try:
+            await table.join(conn, msg.seat, msg.token, msg.name)
+        except ProtocolError:
+            if previous is None:
+                del self.where[conn]
+            else:
+                self.where[conn] = previous
+            raise
+        if previous is not None and previous != (table, msg.seat):
+            await self._leave(conn, *previous)
+
+    async def _on_watch(self, conn, msg: Watch, _thinking) -> None:
+        table = self.table(msg.table)
+        await table.watch(conn)
+        self.where.setdefault(conn, (table, None))
+
+    async def _on_play(self, conn, msg: Play, thinking: dict | None) -> None:
+        """`thinking` (a Thought's fields) comes only with our own bots' moves."""
+        table, seat = self.where.get(conn, (None, None))
+        if seat is None:
+            raise ProtocolError("not_joined", "join a seat before playing")
+        await table.play(seat, msg.card_index, msg.ply,
+                         thinking if isinstance(conn, BotClient) else None)
+
+    handlers = {Ping: _on_ping, Create: _on_create, Join: _on_join, Watch: _on_watch,
+                Play: _on_play}  # one per client message (messages.CLIENT_MESSAGES)
 
     async def _leave(self, conn, table: Table, seat: int | None) -> None:
         if seat is None:
@@ -272,35 +280,30 @@ class BotClient:
         except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
             await table.bot_failed(seat, turn["ply"])
             return
-        await self.hub.receive(self, json.dumps({"type": "play", "card": card_code(card),
-                                                 "ply": turn["ply"]}), thinking)
+        await self.hub.receive(self, Play(card=card_code(card), ply=turn["ply"]).model_dump_json(),
+                               thinking)
+
+
+def created(table: Table, tokens: dict[int, str]) -> Created:
+    """The answer to `create` (also what POST /api/tables returns, less v and type)."""
+    return Created(table=table.id, game_id=table.game_id,
+                   tokens={str(k): v for k, v in tokens.items()})
 
 
 def decide(agent, view: InfoView, rng: np.random.Generator) -> tuple[int, dict | None]:
-    """The agent's card and, for the ScrofaZero player, what it was thinking."""
-    if isinstance(agent, ScrofaZeroAgent):
-        agent.last = None
-    card = int(agent.act(view, rng))
-    if not isinstance(agent, ScrofaZeroAgent):
-        return card, None
-    return card, thinking_of(agent, view)
+    """The agent's card and, for a player that explains its moves, what it was thinking (the
+    fields of a Thought)."""
+    card, why = explained_move(agent, view, rng)
+    return card, (None if why is None else thinking_of(why, view).model_dump())
 
 
-def thinking_of(agent: ScrofaZeroAgent, view: InfoView) -> dict:
-    """Belief about the important unseen cards and the searched value of each legal card."""
-    legal = view.legal_actions()
-    decision = agent.last
-    if decision is None:  # a forced move: nothing was sampled or searched
-        return {"forced": True, "values": [{"card": card_code(c), "value": None} for c in legal],
-                "belief": [], "deals": 0, "ess": 0.0}
-    owners = decision.sample.owners  # [D, 52] seat holding each card in each searched deal
-    weights = decision.weights  # [D]
-    belief = []
-    for card in BELIEF_CARDS:
-        if view.unseen >> card & 1:
-            probs = [float(weights[owners[:, card] == s].sum()) for s in range(4)]
-            belief.append({"card": card_code(card), "p": [round(p, 4) for p in probs]})
-    values = [{"card": card_code(c), "value": round(float(v), 2) if np.isfinite(v) else None}
-              for c, v in zip(legal, decision.scores)]
-    return {"forced": False, "values": values, "belief": belief, "deals": decision.deals,
-            "ess": round(float(decision.ess), 2)}
+def thinking_of(why: Explanation, view: InfoView) -> Thought:
+    """The thinking panel's view of an explanation: each legal card's value, and the belief
+    about the important cards the mover cannot see (BELIEF_CARDS, most important first)."""
+    values = [CardValue(card=card_code(c), value=None if v is None else round(v, 2))
+              for c, v in zip(view.legal_actions(), why.values)]
+    belief = [] if why.belief is None else [
+        CardBelief(card=card_code(c), p=[round(float(p), 4) for p in why.belief[c]])
+        for c in BELIEF_CARDS if view.unseen >> c & 1]
+    return Thought(forced=why.forced, values=values, belief=belief, deals=why.deals,
+                   ess=round(float(why.ess), 2))

@@ -1,9 +1,9 @@
-"""The table protocol: JSON messages over a WebSocket (docs/protocol.md), validated here.
+"""The table protocol: JSON messages over a WebSocket (docs/protocol.md), checked here.
 
-`parse_client_message` turns one received text frame into a checked dict or raises
-ProtocolError with the error code and message sent back to that client. `SeatTracker` rebuilds a
-seat's information view from the messages it receives; our own bots play through it, so they see
-exactly what an outside bot sees.
+`parse_client_message` turns one received text frame into its message model (serve/messages.py)
+or raises ProtocolError with the error code and the one-line message sent back to that client.
+`SeatTracker` rebuilds a seat's information view from the messages it receives; our own bots
+play through it, so they see exactly what an outside bot sees.
 """
 
 from __future__ import annotations
@@ -11,23 +11,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from scrofazero.games.gongzhu.cards import (
     SCORING_BIT,
     card_code,
     card_index,
     cards_to_mask,
+    scoring_bits_to_cards,
 )
-from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
+from scrofazero.games.gongzhu.scoring import pile_scores
+from scrofazero.serve.messages import (
+    CLIENT_MESSAGES,
+    ERROR_CODES,
+    PROTOCOL_VERSION,
+    ClientMessage,
+    Error,
+    PublicState,
+)
 
-PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 4096  # a client message above this is refused as too_large
-SEAT_KINDS = ("open", "scrofazero", "raw", "greed", "if", "random")  # what a seat can hold
-MAX_NAME = 40
-
-# Error codes sent in {"type": "error", "code": ...}; docs/protocol.md explains each.
-ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
-               "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
-               "not_started", "game_over", "replaced")
 
 
 class ProtocolError(Exception):
@@ -40,37 +44,24 @@ class ProtocolError(Exception):
         self.message = message
 
     def to_message(self) -> dict:
-        return {"v": PROTOCOL_VERSION, "type": "error", "code": self.code, "message": self.message}
+        return Error(code=self.code, message=self.message).model_dump()
 
 
-def _need(msg: dict, key: str, kind, what: str):
-    if key not in msg:
-        raise ProtocolError("bad_message", f"'{msg['type']}' needs '{key}' ({what})")
-    value = msg[key]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ProtocolError("bad_message", f"'{key}' must be {what}, got {value!r}")
-    if kind is not int and not isinstance(value, kind):
-        raise ProtocolError("bad_message", f"'{key}' must be {what}, got {value!r}")
-    return value
+def _one_line(kind: str, model: type[ClientMessage], err: ValidationError) -> str:
+    """The first problem of a refused message, naming its field as the field's description
+    says what it must be."""
+    problem = err.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else ""
+    if problem["type"] == "value_error":  # a validator's own sentence
+        return str(problem["ctx"]["error"])
+    what = model.model_fields[name].description if name in model.model_fields else "valid"
+    if problem["type"] == "missing":
+        return f"'{kind}' needs '{name}' ({what})"
+    return f"'{name}' must be {what}, got {problem['input']!r}"[:300]
 
 
-def _check_create(msg: dict) -> None:
-    seats = _need(msg, "seats", list, "a list of 4 seat kinds")
-    if len(seats) != 4 or not all(isinstance(s, str) and s in SEAT_KINDS for s in seats):
-        raise ProtocolError("bad_message", f"'seats' must be 4 of {', '.join(SEAT_KINDS)}, "
-                                           f"got {seats!r}"[:300])
-    if msg.get("deal") is not None:
-        _need(msg, "deal", int, "a standard deal number or null")
-    if "leader" in msg:
-        leader = _need(msg, "leader", int, "a seat 0..3")
-        if not 0 <= leader < 4:
-            raise ProtocolError("bad_message", f"'leader' must be a seat 0..3, got {leader}")
-    if "thinking" in msg:
-        _need(msg, "thinking", bool, "true or false")
-
-
-def parse_client_message(text: str | bytes) -> dict:
-    """One client frame -> a checked message dict. Raises ProtocolError (nothing is changed)."""
+def parse_client_message(text: str | bytes) -> ClientMessage:
+    """One client frame -> its checked message. Raises ProtocolError (nothing is changed)."""
     size = len(text.encode("utf-8") if isinstance(text, str) else text)
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolError("too_large", f"message of {size} bytes; the limit is "
@@ -82,34 +73,28 @@ def parse_client_message(text: str | bytes) -> dict:
     if not isinstance(msg, dict):
         raise ProtocolError("bad_message", "a message must be a JSON object")
     version = msg.get("v", PROTOCOL_VERSION)
-    if version != PROTOCOL_VERSION:
+    if isinstance(version, bool) or version != PROTOCOL_VERSION:
         raise ProtocolError("unsupported_version", f"protocol version {version!r}; this server "
                                                    f"speaks {PROTOCOL_VERSION}")
     kind = msg.get("type")
-    if kind == "join":
-        _need(msg, "table", str, "a table id")
-        _need(msg, "seat", int, "a seat 0..3")
-        _need(msg, "token", str, "the seat's token")
-        if "name" in msg:
-            name = _need(msg, "name", str, "a display name")
-            if len(name) > MAX_NAME:
-                raise ProtocolError("bad_message", f"'name' longer than {MAX_NAME} characters")
-    elif kind == "play":
-        code = _need(msg, "card", str, "a card code such as 'SQ' or 'H10'")
-        try:
-            msg["card_index"] = card_index(code)
-        except ValueError as err:
-            raise ProtocolError("bad_message", str(err)) from None
-        if "ply" in msg:
-            _need(msg, "ply", int, "the ply number of your_turn")
-    elif kind == "create":
-        _check_create(msg)
-    elif kind == "watch":
-        _need(msg, "table", str, "a table id")
-    elif kind != "ping":
-        raise ProtocolError("bad_message", f"unknown message type {kind!r}; expected join, "
-                                           "play, create, watch or ping")
-    return msg
+    model = CLIENT_MESSAGES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ProtocolError("bad_message", f"unknown message type {kind!r}; expected "
+                                           f"{', '.join(CLIENT_MESSAGES)}")
+    try:
+        return model.model_validate(msg)
+    except ValidationError as err:
+        raise ProtocolError("bad_message", _one_line(kind, model, err)) from None
+
+
+def public_state(state: GongzhuState) -> PublicState:
+    """What every seat sees of a state: trick with seats, captured scoring cards, scores."""
+    start = len(state.history) - len(state.trick)
+    scores = pile_scores(state.piles)
+    return PublicState(leader=state.leader,
+                       trick=[(seat, card_code(c)) for seat, c in state.history[start:]],
+                       captured=[card_codes(scoring_bits_to_cards(p)) for p in state.piles],
+                       scores=scores, team=[scores[0] + scores[2], scores[1] + scores[3]])
 
 
 @dataclass

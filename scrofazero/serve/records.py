@@ -2,7 +2,8 @@
 
 A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. The server writes a game
 when its table opens, each move as it is played and the result when it ends, so a restart loses
-no finished game; `Records.open` marks games a previous server left unfinished as abandoned.
+no finished game; `Records.abandon_unfinished` marks games a previous server left unfinished as
+abandoned.
 `replay_frames` and `export_text` rebuild a game on the rules engine from its moves alone.
 """
 
@@ -31,15 +32,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 from scrofazero.games.gongzhu.cards import (
     card_index,
     mask_to_cards,
-    scoring_bits_to_cards,
 )
 from scrofazero.games.gongzhu.deals import parse_deal_line
 from scrofazero.games.gongzhu.game_record import GameRecord, format_game, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.games.gongzhu.scoring import pile_scores
-from scrofazero.serve.protocol import card_codes
-
-STATUSES = ("waiting", "playing", "finished", "abandoned")
+from scrofazero.serve.messages import STATUSES
+from scrofazero.serve.protocol import card_codes, public_state
 
 
 def _now() -> datetime:
@@ -146,10 +144,6 @@ class Records:
             session.execute(update(Seat).where(Seat.game_id == game_id, Seat.seat == seat)
                             .values(name=name))
 
-    def add_move(self, game_id: int, ply: int, seat: int, card: str, think_ms: int,
-                 fallback: str | None, thinking: dict | None) -> None:
-        self.add_moves([move_row(game_id, ply, seat, card, think_ms, fallback, thinking)])
-
     def add_moves(self, rows: list[dict]) -> None:
         """Moves (rows from `move_row`) in one transaction: the server commits every move that
         arrived while the previous commit ran together (a group commit)."""
@@ -233,28 +227,18 @@ def export_text(game: dict) -> str:
     return header + format_game(record.deal, record.leader, record.moves, record.score)
 
 
-def public_state(state: GongzhuState) -> dict:
-    """What every seat sees of a state: trick with seats, captured scoring cards, scores."""
-    start = len(state.history) - len(state.trick)
-    scores = pile_scores(state.piles)
-    return {"leader": state.leader,
-            "trick": [[seat, code] for seat, code in
-                      ((s, card_codes([c])[0]) for s, c in state.history[start:])],
-            "captured": [card_codes(scoring_bits_to_cards(p)) for p in state.piles],
-            "scores": scores, "team": [scores[0] + scores[2], scores[1] + scores[3]]}
-
-
 def replay_frames(game: dict) -> dict:
     """Move-by-move frames of a stored game, computed on the rules engine from its moves."""
     record = to_game_record(game)
     state = GongzhuState(list(record.deal), leader=record.leader)
     frames = [{"ply": 0, "hands": [card_codes(mask_to_cards(h)) for h in state.hands],
-               **public_state(state)}]
+               **public_state(state).model_dump()}]
     for move, card in zip(game["moves"], record.moves):
         state.apply(card)
         frame = {"ply": move["ply"], "seat": move["seat"], "card": move["card"],
                  "fallback": move["fallback"], "thinking": move["thinking"],
-                 "hands": [card_codes(mask_to_cards(h)) for h in state.hands], **public_state(state)}
+                 "hands": [card_codes(mask_to_cards(h)) for h in state.hands],
+                 **public_state(state).model_dump()}
         if len(state.history) % 4 == 0:
             # the trick just closed: show its four cards on the frame that completes it
             frame["trick"] = [[s, card_codes([c])[0]] for s, c in state.history[-4:]]

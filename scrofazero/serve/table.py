@@ -17,10 +17,22 @@ from typing import Awaitable, Callable, Protocol
 from scrofazero.games.gongzhu.cards import card_code, mask_to_cards
 from scrofazero.games.gongzhu.deals import format_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.protocol import PROTOCOL_VERSION, ProtocolError, card_codes
-from scrofazero.serve.records import public_state
-
-FALLBACKS = ("deadline", "away", "bot_error")  # why a move was played for a seat
+from scrofazero.serve.messages import (
+    FALLBACKS,
+    Error,
+    GameOver,
+    Played,
+    PlayerInfo,
+    Seat,
+    ServerMessage,
+    Start,
+    TableInfo,
+    Thinking,
+    Trick,
+    Welcome,
+    YourTurn,
+)
+from scrofazero.serve.protocol import ProtocolError, card_codes, public_state
 
 
 class Connection(Protocol):
@@ -40,7 +52,7 @@ class TableSettings:
 
 @dataclass
 class SeatState:
-    kind: str  # open or a bot name (protocol.SEAT_KINDS)
+    kind: str  # open or a registered player's name (messages.seat_kinds)
     name: str
     token: str
     conn: Connection | None = None
@@ -84,38 +96,46 @@ class Table:
              "thinking": self.settings.thinking})
 
     # --- what clients are told -------------------------------------------------------------
+    def table_info(self) -> TableInfo:
+        return TableInfo(table=self.id, game_id=self.game_id, status=self.status,
+                         deal_number=self.deal_number, first_leader=self.state.first_leader,
+                         players=[PlayerInfo(seat=i, kind=s.kind, name=s.name,
+                                             connected=s.conn is not None)
+                                  for i, s in enumerate(self.seats)])
+
     def info(self) -> dict:
-        return {"table": self.id, "game_id": self.game_id, "status": self.status,
-                "deal_number": self.deal_number, "first_leader": self.state.first_leader,
-                "players": [{"seat": i, "kind": s.kind, "name": s.name,
-                             "connected": s.conn is not None} for i, s in enumerate(self.seats)]}
+        """The table as GET /api/tables lists it (the fields of start)."""
+        return self.table_info().model_dump()
 
-    def welcome(self, seat: int | None) -> dict:
+    def welcome(self, seat: int | None) -> Welcome:
         state = self.state
-        msg = {"v": PROTOCOL_VERSION, "type": "welcome", **self.info(), "seat": seat,
-               "history": [[s, card_code(c)] for s, c in state.history],
-               "ply": len(state.history), **public_state(state),
-               "move_deadline_s": self.settings.move_deadline_s,
-               "thinking": self.settings.thinking,
-               "returns": state.returns() if state.is_terminal() else None}
-        msg["hand"] = card_codes(mask_to_cards(state.hands[seat])) if seat is not None else []
-        return msg
+        return Welcome(**dict(self.table_info()), **dict(public_state(state)), seat=seat,
+                       hand=card_codes(mask_to_cards(state.hands[seat])) if seat is not None
+                       else [],
+                       history=[(s, card_code(c)) for s, c in state.history],
+                       ply=len(state.history), move_deadline_s=self.settings.move_deadline_s,
+                       thinking=self.settings.thinking,
+                       returns=state.returns() if state.is_terminal() else None)
 
-    def _turn_message(self) -> dict:
-        return {"v": PROTOCOL_VERSION, "type": "your_turn", "table": self.id,
-                "ply": len(self.state.history) + 1,
-                "legal": card_codes(self.state.legal_actions()),
-                "deadline": self.deadline, "timeout_s": self.settings.move_deadline_s}
+    def _turn_message(self) -> YourTurn:
+        return YourTurn(table=self.id, ply=len(self.state.history) + 1,
+                        legal=card_codes(self.state.legal_actions()), deadline=self.deadline,
+                        timeout_s=self.settings.move_deadline_s)
 
-    async def _send(self, conn: Connection, msg: dict) -> None:
+    async def _send(self, conn: Connection, msg: ServerMessage) -> None:
+        await self._deliver(conn, msg.model_dump())
+
+    async def _deliver(self, conn: Connection, data: dict) -> None:
         try:
-            await conn.send(msg)
+            await conn.send(data)
         except Exception:  # noqa: BLE001  (a failing connection is a disconnect, not a crash)
             await self._lost(conn)
 
-    async def broadcast(self, msg: dict) -> None:
+    async def broadcast(self, msg: ServerMessage) -> None:
+        """`msg` to every seat's connection and every watcher (turned into JSON data once)."""
+        data = msg.model_dump()
         conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
-        await asyncio.gather(*(self._send(c, msg) for c in conns))
+        await asyncio.gather(*(self._deliver(c, data) for c in conns))
 
     # --- joining and leaving -----------------------------------------------------------------
     def _check_seat(self, seat: int, token: str) -> SeatState:
@@ -140,16 +160,16 @@ class Table:
                 spec.name = name
                 await self.write("name_seat", self.game_id, seat, name)
             await self._send(conn, self.welcome(seat))
-            await self.broadcast({"v": PROTOCOL_VERSION, "type": "seat", "seat": seat,
-                                  "name": spec.name, "connected": spec.conn is not None})
+            await self.broadcast(Seat(seat=seat, name=spec.name,
+                                      connected=spec.conn is not None))
             if self.status == "waiting" and all(s.joined for s in self.seats):
                 await self._start()
             elif self.status == "playing" and self.state.current_player == seat and \
                     spec.conn is conn:
                 await self._send(conn, self._turn_message())
         if old is not None and old is not conn:
-            await self._send(old, ProtocolError("replaced", "another connection joined this "
-                                                "seat with its token").to_message())
+            await self._send(old, Error(code="replaced", message="another connection joined "
+                                                             "this seat with its token"))
             await old.close("replaced")
 
     async def watch(self, conn: Connection) -> None:
@@ -173,8 +193,7 @@ class Table:
         loop = asyncio.get_running_loop()
         spec.grace = loop.call_later(self.settings.reconnect_grace_s,
                                      lambda: asyncio.ensure_future(self._grace_over(seat)))
-        await self.broadcast({"v": PROTOCOL_VERSION, "type": "seat", "seat": seat,
-                              "name": spec.name, "connected": False})
+        await self.broadcast(Seat(seat=seat, name=spec.name, connected=False))
 
     async def _grace_over(self, seat: int) -> None:
         async with self.lock:
@@ -190,7 +209,7 @@ class Table:
     async def _start(self) -> None:
         self.status = "playing"
         await self.write("set_status", self.game_id, "playing")
-        await self.broadcast({"v": PROTOCOL_VERSION, "type": "start", **self.info()})
+        await self.broadcast(Start(**dict(self.table_info())))
         await self._next_turn()
 
     async def _next_turn(self) -> None:
@@ -262,17 +281,15 @@ class Table:
         ply = len(state.history)
         await self.write_move(self.game_id, ply, seat, card_code(card), think_ms, fallback,
                               thinking)
-        await self.broadcast({"v": PROTOCOL_VERSION, "type": "played", "seat": seat,
-                              "card": card_code(card), "ply": ply, "fallback": fallback})
+        await self.broadcast(Played(seat=seat, card=card_code(card), ply=ply, fallback=fallback))
         if thinking is not None and self.settings.thinking:
-            await self.broadcast({"v": PROTOCOL_VERSION, "type": "thinking", "seat": seat,
-                                  "ply": ply, **thinking})
+            await self.broadcast(Thinking(seat=seat, ply=ply, **thinking))
         if ply % 4 == 0:
             public = public_state(state)
-            await self.broadcast({"v": PROTOCOL_VERSION, "type": "trick", "winner": state.leader,
-                                  "cards": [card_code(c) for _, c in state.history[-4:]],
-                                  "captured": public["captured"], "scores": public["scores"],
-                                  "team": public["team"]})
+            await self.broadcast(Trick(winner=state.leader,
+                                       cards=[card_code(c) for _, c in state.history[-4:]],
+                                       captured=public.captured, scores=public.scores,
+                                       team=public.team))
         await self._next_turn()
 
     async def _finish(self) -> None:
@@ -283,9 +300,8 @@ class Table:
             if spec.grace is not None:
                 spec.grace.cancel()
         team = [scores[0] + scores[2], scores[1] + scores[3]]
-        await self.broadcast({"v": PROTOCOL_VERSION, "type": "game_over", "table": self.id,
-                              "game_id": self.game_id, "scores": scores, "team": team,
-                              "returns": self.state.returns()})
+        await self.broadcast(GameOver(table=self.id, game_id=self.game_id, scores=scores,
+                                      team=team, returns=self.state.returns()))
         self.done.set()
 
     def abandon(self) -> None:

@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from scrofazero.config import GameConfig
+from scrofazero.games.tiny_crew.rules import LEADERS, NUM_SEATS
+from scrofazero.settings import Count, NonNegativeInt, at_most, one_of
+from scrofazero.tiny_crew.policy_file import load_policy
+from scrofazero.tiny_crew.train import METHODS
+
+Seat = at_most(NUM_SEATS - 1, low=0)
 
 
 @dataclass
 class TinyCrewConfig(GameConfig):
     name: str = "tiny_crew"
-    leader: Any = "seat0"  # who leads the first trick: seat0 | captain (the holder of S3)
-    t1: int = 0  # seat owning T1 "win the red 3"
-    t2: int = 1  # seat owning T2 "win exactly one blue card"
-    search_deals: int = 20  # consistent deals the search player solves per decision (all when fewer)
-    improve_rounds: int = 3  # rounds of exact best responses over the seats applied to the search policy
-    deal_stride: int = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
+    leader: one_of(*LEADERS) = "seat0"  # who leads the first trick: seat0 | captain (the holder of S3)
+    t1: Seat = 0  # seat owning T1 "win the red 3"
+    t2: Seat = 1  # seat owning T2 "win exactly one blue card"
+    search_deals: Count = 20  # consistent deals the search player solves per decision (all when fewer)
+    improve_rounds: NonNegativeInt = 3  # rounds of exact best responses over the seats applied to the search policy
+    deal_stride: Count = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
     crossplay: bool = False  # also train a second seed's improved search policy and cross-play the two
     all_bounds: bool = False  # also the open-hand bound for every task assignment and both leader rules
-    method: str = "cfr"  # train.py game=tiny_crew: cfr (chance-sampled CFR+) | mccfr (OpenSpiel's external sampling)
-    iterations: int = 3000  # train.py: sampled deals (cfr) or iterations (mccfr)
-    eval_every: int = 1000  # train.py: exact evaluation and policy checkpoint every this many iterations
-    max_states: int = 16777216  # train.py cfr: stop with a clear error beyond this many information states
+    method: one_of(*METHODS) = "cfr"  # train.py game=tiny_crew: cfr (chance-sampled CFR+) | mccfr (OpenSpiel's external sampling)
+    iterations: Count = 3000  # train.py: sampled deals (cfr) or iterations (mccfr)
+    eval_every: Count = 1000  # train.py: exact evaluation and policy checkpoint every this many iterations
+    max_states: Count = 16777216  # train.py cfr: stop with a clear error beyond this many information states
     cfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=cfr
     mccfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=mccfr
-    improve_learned: int = 0  # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per seat)
+    improve_learned: NonNegativeInt = 0  # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per seat)
+
+
+def check_tiny_crew_inputs(cfg) -> None:
+    """evaluate.py game=tiny_crew: the learned policy files are read and checked before the
+    exact evaluation starts (minutes), so a damaged one costs nothing."""
+    for key in ("cfr_policy", "mccfr_policy"):
+        if cfg.game.get(key):
+            load_policy(cfg.game[key])

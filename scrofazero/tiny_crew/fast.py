@@ -4,7 +4,8 @@ CFR, exact best response and the determinized search player, over all 34,650 dea
 A state is one int64 row (layout below) so that a depth-first search keeps a preallocated
 stack of rows and never allocates. An information state is one int64 key: the mover's initial
 hand (12 bits), the first leader (2 bits), the number of plays n (4 bits) and the plays so far
-(4 bits each, bits 18 and up), which is the perfect-recall view of the doc (tasks are public
+(4 bits each, bits 18 and up), which is the perfect-recall view of docs/rules.md section 16 (tasks
+are public
 and fixed by the parameters). The slow reference is rules.TinyCrewState; the tests check that
 both agree move by move and on every value computed here.
 """

@@ -7,12 +7,16 @@ iterations the average policy is evaluated exactly over the setting's deals (ten
 `checkpoints/<run>/policy.npz` (keys, probabilities; written to a temporary file and renamed).
 `python evaluate.py game=tiny_crew game.cfr_policy=...` reads it back. The learner's whole
 state (regrets, strategy sums, random state) goes to `checkpoints/<run>/trainer.npz` at the same
-moments, so `resume=true` continues a run up to `game.iterations` in total; without it an
-existing run is refused rather than overwritten.
+moments, after that evaluation's eval.jsonl line, so `resume=true` continues a run up to
+`game.iterations` in total with exactly the policy and log of an uninterrupted run; without it
+an existing run is refused rather than overwritten. The run (folder and lock, fresh or resumed,
+settings compared, logs rewound to the checkpoint, tensorboard) is the run harness's
+(scrofazero/runs.py).
 
 trainer.npz holds numeric arrays and one JSON string (`info`: format, run meta, iterations,
-seconds, the learner's scalars and random state) and is read with allow_pickle=False, so a
-crafted file cannot run code when resumed (the pickle it replaces could).
+seconds, the learner's scalars and random state, and the harness's envelope header `run`) and is
+read with allow_pickle=False, so a crafted file cannot run code when resumed (the pickle it
+replaces could).
 """
 
 from __future__ import annotations
@@ -22,17 +26,18 @@ import time
 from pathlib import Path
 
 import numpy as np
-from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from scrofazero.atomic import write_atomic
 from scrofazero.games.tiny_crew.rules import Params
-from scrofazero.run_lock import RunLock
+from scrofazero.runs import Envelope, RunError, RunFolder, random_states, resume_or_start
 from scrofazero.tiny_crew.cfr import CFRTrainer
 from scrofazero.tiny_crew.exact import Setting, setting_from_config
 from scrofazero.tiny_crew.policy_file import save_policy
 
 METHODS = ("cfr", "mccfr")
+GAME = "tiny_crew"
+LOGS = {"eval.jsonl": "iterations"}  # the run's jsonl log and the key of a line's step
 
 
 def run_tiny_crew_training(cfg) -> dict:
@@ -41,20 +46,32 @@ def run_tiny_crew_training(cfg) -> dict:
         raise ValueError(f"game.method must be one of {METHODS}, got {g.method!r}")
     if g.iterations < 1 or g.eval_every < 1:
         raise ValueError("game.iterations and game.eval_every must be >= 1")
-    run_dir = Path(cfg.checkpoint_dir) / cfg.run
-    with RunLock(run_dir):  # one process per run folder (scrofazero/run_lock.py)
-        return _train(cfg, run_dir)
+    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
+                   logs=LOGS) as folder:
+        return _train(cfg, folder)
 
 
-def _train(cfg, run_dir: Path) -> dict:
+def run_settings(run_meta: dict) -> dict:
+    """The run's meta as the settings the harness compares, named as the config names them."""
+    return {"game": {k: v for k, v in run_meta.items() if k != "seed"},
+            "train": {"seed": run_meta["seed"]}}
+
+
+def _train(cfg, folder: RunFolder) -> dict:
     g = cfg.game
+    run_dir = folder.folder
     setting = setting_from_config(g)
     params = setting.params
     run_meta = {"method": g.method, "setting": dict(params.__dict__),
                 "deal_stride": int(g.deal_stride), "seed": int(cfg.train.seed)}
     learner = _learner(g, setting, params, int(cfg.train.seed))
-    done, elapsed = _start_or_resume(run_dir, cfg.resume, run_meta, learner)
-    writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run))
+    envelope = _start_or_resume(run_dir, cfg.resume, run_meta, learner,
+                                list(cfg.get("resume_overrides") or []))
+    done, elapsed = 0, 0.0
+    if envelope is not None:
+        done, elapsed = envelope.step, float(envelope.state["info"]["seconds"])
+    folder.begin(envelope)
+    writer = folder.writer
     step, average, current = learner["step"], learner["average"], learner["current"]
     bar = tqdm(total=g.iterations, initial=done, unit="it", disable=not cfg.progress,
                desc=f"tiny_crew {g.method}")
@@ -74,15 +91,15 @@ def _train(cfg, run_dir: Path) -> dict:
             if key in last:
                 writer.add_scalar(f"eval/{key}", last[key], done)
         writer.add_scalar("train/states", last["states"], done)
+        folder.log("eval.jsonl", last)  # before the checkpoint of its iterations
+        writer.flush()
         save_policy(run_dir / "policy.npz", policy,
                     {"method": g.method, **last, "setting": dict(params.__dict__)})
         _save_trainer(run_dir / TRAINER_FILE, run_meta, done, last["seconds"],
                       learner["state"]())
-        with open(run_dir / "eval.jsonl", "a") as f:
-            f.write(json.dumps(last) + "\n")
+        folder.checkpointed(done)
         bar.set_postfix(win=f"{last['win_rate']:.4f}", states=last["states"])
     bar.close()
-    writer.close()
     if not last:
         print(f"{run_dir} already has {done} iterations (game.iterations={g.iterations})")
         return {"iterations": done}
@@ -104,8 +121,10 @@ def _save_trainer(path: Path, run_meta: dict, iterations: int, seconds: float,
     scalars = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
     if "info" in arrays:
         raise ValueError("a learner state may not name an array 'info' (the JSON member)")
+    header = Envelope(GAME, settings=run_settings(run_meta), step=int(iterations),
+                      random=random_states()).header()
     info = {**TRAINER_FORMAT, "meta": run_meta, "iterations": int(iterations),
-            "seconds": float(seconds), "learner": scalars}
+            "seconds": float(seconds), "learner": scalars, "run": header}
     # json.dumps first: a value JSON cannot hold fails here, before the old file is replaced
     text = json.dumps(info)
     write_atomic(path, lambda f: np.savez(f, info=np.array(text), **arrays))
@@ -135,32 +154,47 @@ def _load_trainer(path: Path) -> tuple[dict, dict]:
     return info, {**info["learner"], **arrays}
 
 
-def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict
-                     ) -> tuple[int, float]:
-    """(iterations done, seconds spent): 0 for a new run (an existing one is refused), else
-    restored from trainer.npz after checking it belongs to the same method and setting."""
-    path = run_dir / TRAINER_FILE
-    if not resume:
-        if (run_dir / "policy.npz").exists():
-            raise FileExistsError(f"{run_dir / 'policy.npz'} exists: choose another run=NAME "
-                                  "or continue it with resume=true")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        return 0, 0.0
-    if not path.is_file():
-        old = run_dir / OLD_TRAINER_FILE
-        if old.is_file():
-            raise ValueError(f"{old}: the pickle trainer format is no longer read (loading it "
-                             f"could run code); resume=true needs {path}: start a new run")
-        raise FileNotFoundError(f"resume=true but {path} does not exist")
+def load_envelope(path: Path) -> Envelope:
+    """The run envelope of trainer file `path` (state: its info and the learner's state); a file
+    written before the envelope gives the settings its meta names and no random states."""
     info, state = _load_trainer(path)
-    if info["meta"] != run_meta:
-        raise ValueError(f"{path} was written by a different run: {info['meta']} "
-                         f"(now {run_meta})")
+    if not isinstance(info["meta"], dict) or "seed" not in info["meta"]:
+        raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint (meta is not the run's "
+                         "settings)")
+    if not isinstance(info["iterations"], int) or not isinstance(info["seconds"], (int, float)):
+        raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint (iterations and seconds "
+                         "must be numbers)")
+    found = {"info": info, "learner": state}
+    header = info.get("run")
+    if header is None:  # the layout before the run harness
+        return Envelope(GAME, settings=run_settings(info["meta"]), step=info["iterations"],
+                        state=found, path=str(path))
+    envelope = Envelope.read_header(header, found, path, GAME)
+    if envelope.step != info["iterations"]:
+        raise RunError(f"{path}: run header step {envelope.step} differs from its "
+                       f"{info['iterations']} iterations")
+    return envelope
+
+
+def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict,
+                     overrides=()) -> Envelope | None:
+    """None for a new run (an existing one is refused), else the envelope of trainer.npz, its
+    settings checked against the run's (runs.resume_or_start) and the learner restored."""
+    path = run_dir / TRAINER_FILE
+    old = run_dir / OLD_TRAINER_FILE
+    if resume and not path.is_file() and old.is_file():
+        raise ValueError(f"{old}: the pickle trainer format is no longer read (loading it "
+                         f"could run code); resume=true needs {path}: start a new run")
+    found = next((p for p in (run_dir / "policy.npz", path) if p.exists()), None)
+    envelope = resume_or_start(path, resume=resume, load=load_envelope,
+                               settings=run_settings(run_meta), overrides=overrides, found=found)
+    if envelope is None:
+        return None
     try:
-        learner["restore"](state)
+        learner["restore"](envelope.state["learner"])
     except (ValueError, TypeError, KeyError) as err:  # shapes, dtypes or fields that do not fit
         raise ValueError(f"{path}: cannot restore the learner ({err})") from None
-    return int(info["iterations"]), float(info["seconds"])
+    return envelope
 
 
 def _learner(g, setting: Setting, params: Params, seed: int) -> dict:

@@ -29,7 +29,6 @@ weights. A cluster that cannot be reached fails at once (scrofazero/cluster.py).
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 
@@ -73,7 +72,7 @@ class SelfPlayActor:
         started = time.perf_counter()
         records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
                                 **(self.options if options is None else options))
-        return records, {"actor": self.index, "version": self.version, "pid": os.getpid(),
+        return records, {"actor": self.index, "version": self.version,
                          "seconds": time.perf_counter() - started}
 
 

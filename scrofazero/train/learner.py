@@ -1,8 +1,9 @@
 """The learner: ScrofaZero's loss, one optimiser step on a minibatch, and the Adam settings.
 
-Loss (gongzhu.md 6) = KL(policy_target || softmax(masked logits)) + value_weight * value error,
-the value error measured in units of `value_unit` points, as a root mean square (the paper's
-RMSE, whose gradient stays bounded when errors grow) or a mean square. `train_step` takes a minibatch of numpy
+Loss (docs/rules.md section 12) = KL(policy_target || softmax(masked logits)) + value_weight * value
+error, the value error measured in units of `value_unit` points, as a root mean square (the paper's
+RMSE, whose gradient stays bounded when errors grow) or a mean square. `train_step` takes a
+minibatch of numpy
 arrays from the replay buffer and returns float metrics; only the entry point logs them.
 """
 
@@ -41,7 +42,7 @@ def loss_fn(
     """
     legal = batch["legal"]
     target = batch["policy_target"].float()  # [B, 52]
-    # Mask BEFORE the softmax (illegal -> -inf), never after (gongzhu.md 6).
+    # Mask BEFORE the softmax (illegal -> -inf), never after (docs/rules.md section 11).
     log_p = masked_log_softmax(logits.float(), legal)  # [B, 52]
     # Illegal entries are -inf; replace them by 0 so 0 * -inf never makes a NaN and no
     # gradient reaches the illegal logits.

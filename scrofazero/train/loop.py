@@ -1,34 +1,39 @@
 """The training driver behind `train.py`: self-play -> replay -> learner -> eval -> checkpoint.
 
-Owns the run directory (checkpoints/<run>/, locked by one process at a time), tensorboard
-(runs/<run>/), the tqdm bar and resuming: a checkpoint holds model, optimiser, step, config, the
-replay, the rng state and the evaluation history, so `resume=true` continues a killed run from
+The run folder (checkpoints/<run>/, locked), tensorboard (runs/<run>/), the fresh-or-resume
+decision and eval.jsonl belong to the run harness (scrofazero/runs.py); this module supplies the
+Gongzhu run: a checkpoint holds model, optimiser, step, config, the replay, the rng states and the
+evaluation history (inside the harness's envelope), so `resume=true` continues a killed run from
 its last checkpoint with nothing else lost and nothing logged twice. An evaluation is made before
-the checkpoint of its step (from a model-only file), tensorboard is flushed before every
-checkpoint and purged past it on resume, and eval.jsonl is rewritten from the checkpoint's
-history, so both always match the checkpoint a run resumes from.
+the checkpoint of its step (from a model-only file) and its eval.jsonl line written then;
+tensorboard is flushed before every checkpoint; on resume the harness drops what came after the
+checkpoint from both.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, Optional
 
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
-from torch.utils.tensorboard import SummaryWriter
+from pydantic import BaseModel, ConfigDict, ValidationError
 from tqdm import tqdm
 
-from scrofazero.atomic import copy_atomic, remove_stale_temps, strict_json, write_atomic
+from scrofazero.agents import player_spec
+from scrofazero.atomic import copy_atomic, strict_json
 from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.nn.checkpoint import (
     MOMENTS,
+    CheckpointError,
+    check_finite,
     file_sha256,
+    is_model_only,
     latest_checkpoint,
     load_checkpoint,
     load_model,
@@ -39,7 +44,13 @@ from scrofazero.nn.checkpoint import (
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.grow import grow
 from scrofazero.nn.network import PolicyValueNet
-from scrofazero.run_lock import RunLock
+from scrofazero.runs import (
+    Envelope,
+    RunError,
+    RunFolder,
+    random_states,
+    resume_or_start,
+)
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
@@ -58,6 +69,59 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+GAME = "gongzhu"
+EVAL_LOG = {"eval.jsonl": "step"}  # the run's jsonl log and the key of a line's step
+
+
+class _Optimizer(BaseModel):
+    """What torch's optimiser state_dict holds (the rest is checked by load_state_dict)."""
+
+    model_config = ConfigDict(extra="allow")
+    state: dict
+    param_groups: list[dict]
+
+
+class _State(BaseModel):
+    """The trainer's part of a checkpoint: the types every field must have, so that a crafted
+    or damaged file is refused by name before anything of it is used."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+    model: dict
+    optimizer: _Optimizer
+    step: int
+    games: int = 0
+    train_seconds: float = 0.0
+    rng_state: Optional[dict] = None
+    evals: list[dict] = []
+    warm_start: Optional[dict] = None
+    phase: int = -1
+    phases: list[dict] = []
+    init_from: Optional[dict] = None
+    replay: list[dict[str, Any]] = []
+
+
+def _checked_state(payload: dict) -> dict:
+    """The payload's `extra`, once every field of the trainer's state has its type and the
+    weights are finite; CheckpointError naming the file (and the field) otherwise."""
+    path = payload["path"]
+    if payload.get("optimizer") is None:
+        raise CheckpointError(f"{path}: holds a network only (no optimiser state), so it cannot "
+                              "be continued exactly; start a new run from it with "
+                              "train.init_from=PATH")
+    extra = payload.get("extra") or {}
+    try:
+        _State.model_validate({**extra, "model": payload.get("model"),
+                               "optimizer": payload.get("optimizer"),
+                               "step": payload.get("step")}, strict=True)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise CheckpointError(f"{path}: {where}: {first['msg']} (a damaged or crafted "
+                              "checkpoint)") from None
+    check_finite(payload["model"], path)
+    return extra
 
 
 class Run:
@@ -85,6 +149,7 @@ class Run:
         self.warm_start: dict | None = None  # summary of the Greed warm start, if one was made
         self.init_from: dict | None = None  # where the first network came from (train.init_from)
         self.phases: list[dict] = []  # phase changes made: phase, step, games, minutes, shape
+        self.folder: RunFolder | None = None  # the harness's run folder (logs, tensorboard)
 
     def _extra(self, replay: bool = True) -> dict:
         extra = {
@@ -106,15 +171,19 @@ class Run:
         (so a kill in between redoes the step and its copies on resume). With train.state_file
         the compact state (no replay) is written there too, after latest.pt."""
         config = OmegaConf.to_container(self.cfg, resolve=True)
+        header = Envelope(GAME, settings=config, step=self.step, random=random_states()).header()
         snapshot = save_checkpoint(
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
             config=config, extra=self._extra(), keep=self.cfg.train.keep_checkpoints,
             before_latest=lambda snapshot: _keep_milestones(self, snapshot, list(milestones)),
+            run=header,
         )
+        if self.folder is not None:
+            self.folder.checkpointed(self.step)
         if self.cfg.train.state_file:
             save_state_file(self.cfg.train.state_file, model=self.model, optimizer=self.optimizer,
                             step=self.step, config=config, extra=self._extra(replay=False),
-                            moments=self.cfg.train.state_moments)
+                            moments=self.cfg.train.state_moments, run=header)
         return snapshot
 
     def _phase_config(self, index: int) -> tuple[dict, dict]:
@@ -124,8 +193,10 @@ class Run:
                               {"hidden": list(m.hidden), "num_blocks": m.num_blocks})
 
     def restore(self, payload: dict) -> None:
+        """Continue from a checkpoint payload (load_checkpoint's), its state checked first
+        (_checked_state): CheckpointError naming the file for one that does not fit."""
         path = payload["path"]
-        extra = payload.get("extra") or {}
+        extra = _checked_state(payload)
         self.phase = int(extra.get("phase", -1))
         self.settings, shape = self._phase_config(self.phase)
         expected = dict(self.model.config(), **shape)
@@ -135,10 +206,6 @@ class Run:
                 f"one the run's settings give at its phase {self.phase}: {expected}; resume with "
                 "the run's own settings"
             )
-        if payload.get("optimizer") is None:
-            raise ValueError(f"{path}: holds a network only (no optimiser state), so it cannot "
-                             "be continued exactly; start a new run from it with "
-                             "train.init_from=PATH")
         if shape != self._shape():
             self._replace_model(PolicyValueNet.from_config(expected).to(self.device))
         self.model.load_state_dict(payload["model"])
@@ -247,7 +314,9 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
     for the network as it is now (written to a model-only file the players load)."""
     t = run.cfg.train
     model_file = save_model_file(run.dir / "eval_model.pt", run.model, run.step)
-    kwargs = {"raw": {"checkpoint": str(model_file), "num_deals": t.eval_raw_deals}}
+    raw = player_spec("raw")
+    kwargs = {"raw": raw.arguments(raw.settings_from({"num_deals": t.eval_raw_deals}),
+                                   checkpoint=str(model_file))}
     started = time.perf_counter()
     greed = duplicate_match("raw", "greed", deals, seed=t.seed, workers=t.eval_workers,
                             progress=False, agent_kwargs=kwargs)
@@ -263,19 +332,12 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
 
 
 def _log_eval(run: Run, writer, result: dict) -> None:
-    """Add an evaluation to the run's history and to tensorboard (eval.jsonl follows the
-    checkpoint, _write_eval_history)."""
+    """Add an evaluation to the run's history, eval.jsonl and tensorboard (made before the
+    checkpoint of its step: on resume the harness drops lines and events past the checkpoint)."""
     run.evals.append(result)
+    run.folder.log("eval.jsonl", result)
     writer.add_scalar("eval/wpg_raw", result["wpg_raw"], run.step)
     writer.add_scalar("eval/vs_random", result["vs_random"], run.step)
-
-
-def _write_eval_history(run: Run) -> None:
-    """checkpoints/<run>/eval.jsonl = the evaluation history of the checkpoint, one JSON line per
-    evaluation, rewritten atomically (so a kill never leaves a line the checkpoint lacks)."""
-    text = "".join(json.dumps(strict_json(result), allow_nan=False) + "\n"
-                   for result in run.evals)
-    write_atomic(run.dir / "eval.jsonl", lambda f: f.write(text), mode="w")
 
 
 def _milestones_passed(run: Run, before_seconds: float, before_games: int) -> list[str]:
@@ -338,26 +400,6 @@ ALWAYS_MAY_CHANGE = (
 )
 
 
-def _flatten(tree, prefix: str = "") -> dict:
-    if isinstance(tree, dict):
-        out = {}
-        for key, value in tree.items():
-            out.update(_flatten(value, f"{prefix}{key}."))
-        return out
-    return {prefix[:-1]: tree}
-
-
-def settings_changes(stored: dict, current: dict, allowed=()) -> list[str]:
-    """The settings of `current` that differ from the checkpoint's `stored` config and are not
-    allowed to, as 'key: stored -> current' lines. Keys missing on either side (options added or
-    removed by another version of the code) are not differences."""
-    may = tuple(ALWAYS_MAY_CHANGE) + tuple(allowed)
-    old, new = _flatten(stored), _flatten(current)
-    return [f"{key}: {old[key]!r} -> {new[key]!r}" for key in sorted(set(old) & set(new))
-            if old[key] != new[key]
-            and not any(key == m or key.startswith(m + ".") for m in may)]
-
-
 def check_settings(cfg: DictConfig) -> MCTSConfig:
     """Refuse settings that make no sense, naming each; returns the search config."""
     t = cfg.train
@@ -407,48 +449,49 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
     return mcts
 
 
-def _open_run(cfg: DictConfig) -> Run:
-    """The run of cfg, fresh or restored from its latest checkpoint (resume=true); the caller
-    holds the folder's lock."""
+def load_envelope(path) -> Envelope:
+    """The run envelope of Gongzhu checkpoint `path` around its payload; a file written before
+    the envelope (no `run` header) gives its config as the settings and no random states.
+    CheckpointError naming the file for a network-only file (e.g. models/scrofazero.pt copied in
+    as latest.pt), RunError for a header that does not fit."""
+    payload = load_checkpoint(path, map_location="cpu")
+    if is_model_only(payload):
+        raise CheckpointError(f"{path}: a model-only file (a network without optimiser, "
+                              "settings or history), not a training state; start a new run "
+                              "from it with train.init_from=PATH")
+    header = payload.get("run")
+    if header is None:  # the layout before the run harness
+        return Envelope(GAME, settings=payload.get("config") or {}, step=int(payload["step"]),
+                        state=payload, path=str(path))
+    envelope = Envelope.read_header(header, payload, path, GAME)
+    if envelope.step != payload["step"]:
+        raise RunError(f"{path}: run header step {envelope.step} differs from the checkpoint's "
+                       f"step {payload['step']}")
+    return envelope
+
+
+def _open_run(cfg: DictConfig, folder: RunFolder) -> Run:
+    """The run of cfg, fresh or restored from its latest checkpoint (resume=true) or from a state
+    file (resume_from=PATH, into a folder without checkpoints); `folder` (held) then begins."""
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
     run = Run(cfg, pick_device(cfg.train.device))
+    run.folder = folder
     latest = latest_checkpoint(run.dir)
-    if cfg.get("resume_from") and latest is None:
-        _continue_state(run, cfg, Path(cfg.resume_from))
-    elif cfg.resume:
-        if latest is None:
-            raise FileNotFoundError(f"resume=true but {run.dir} holds no checkpoint")
-        payload = load_checkpoint(latest, map_location="cpu")
-        _refuse_changes(cfg, payload, latest)
-        run.restore(payload)
-    elif latest is not None:
-        raise FileExistsError(
-            f"{latest} exists: pass resume=true to continue that run, or choose another run=NAME"
-        )
+    from_state = bool(cfg.get("resume_from")) and latest is None
+    source = Path(cfg.resume_from) if from_state else latest or run.dir / "latest.pt"
+    current = OmegaConf.to_container(cfg, resolve=True)
+    envelope = resume_or_start(
+        source, resume=bool(cfg.resume) or from_state, load=load_envelope,
+        settings=current, always=ALWAYS_MAY_CHANGE,
+        overrides=list(cfg.get("resume_overrides") or []), found=latest)
+    if envelope is not None:
+        run.restore(envelope.state)
     elif cfg.train.init_from:
         run.init_network(cfg.train.init_from)
+    folder.begin(envelope)
     return run
-
-
-def _refuse_changes(cfg: DictConfig, payload: dict, source) -> None:
-    current = OmegaConf.to_container(cfg, resolve=True)
-    changes = settings_changes(payload.get("config") or {}, current,
-                               list(cfg.get("resume_overrides") or []))
-    if changes:
-        raise ValueError(
-            f"settings differ from the run's checkpoint {source}: " + "; ".join(changes)
-            + ". Continue with the run's own settings, or allow these changes with "
-            "resume_overrides=[" + ",".join(c.split(":")[0] for c in changes) + "]")
-
-
-def _continue_state(run: Run, cfg: DictConfig, path: Path) -> None:
-    """resume_from=PATH into an empty run folder: the compact state's network, optimiser, step,
-    counters, rng, history and phase; its replay is empty (exact when replay_batches is 1)."""
-    payload = load_checkpoint(path, map_location="cpu")
-    _refuse_changes(cfg, payload, path)
-    run.restore(payload)
 
 
 def run_training(cfg: DictConfig, train_fn=None) -> Run:
@@ -456,27 +499,13 @@ def run_training(cfg: DictConfig, train_fn=None) -> Run:
     train_fn(run, mcts) runs the batches (default: this process's self-play then learn loop;
     train/distributed.py passes Ray's).
 
-    The run folder is locked for the whole run; a fresh run that fails before its first batch is
-    finished leaves no folder behind."""
+    The run folder is the harness's (runs.RunFolder): locked for the whole run; a fresh run that
+    fails before its first batch is checkpointed leaves no folder behind."""
     mcts = check_settings(cfg)
-    run_dir = Path(cfg.checkpoint_dir) / cfg.run
-    log_dir = Path(cfg.log_dir) / cfg.run
-    created = [d for d in (run_dir, log_dir) if not d.exists()]
-    with RunLock(run_dir) as lock:
-        run = None
-        try:
-            if lock.stale is not None:
-                print(f"note: {run_dir} was left locked by process {lock.stale}, which is gone; "
-                      "taking it over")
-            remove_stale_temps(run_dir)  # temp files of writes a kill interrupted
-            run = _open_run(cfg)
-            (train_fn or _train)(run, mcts)
-        except BaseException:
-            if run is None or (not cfg.resume and run.step == 0):
-                lock.release()
-                for folder in created:  # nothing of a failed start stays behind
-                    shutil.rmtree(folder, ignore_errors=True)
-            raise
+    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
+                   logs=EVAL_LOG) as folder:
+        run = _open_run(cfg, folder)
+        (train_fn or _train)(run, mcts)
     return run
 
 
@@ -488,8 +517,9 @@ class Session:
     def __init__(self, run: Run):
         cfg, t = run.cfg, run.cfg.train
         self.run = run
-        # Events past the checkpoint (a killed run's last steps) are dropped and made again.
-        self.writer = SummaryWriter(str(Path(cfg.log_dir) / cfg.run), purge_step=run.step + 1)
+        # The harness's tensorboard: events past the checkpoint (a killed run's last steps)
+        # were purged, to be made again.
+        self.writer = run.folder.writer
         self.eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
         run.model.eval()
         if run.step == 0 and not (run.dir / "latest.pt").is_file():
@@ -501,7 +531,6 @@ class Session:
             run.save(_milestones_passed(run, -1.0, -1))  # the untrained network
         if run.step == 0 and run.init_from is not None:
             self.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
-        _write_eval_history(run)  # eval.jsonl = the history of the checkpoint resumed from
         self.bar = tqdm(total=t.max_batches, initial=run.step, unit="batch",
                         disable=not cfg.progress, desc=f"train {cfg.run}")
 
@@ -531,8 +560,6 @@ class Session:
         if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
             writer.flush()  # tensorboard holds no less than the checkpoint
             run.save(passed)
-            if due_eval:
-                _write_eval_history(run)
         self.bar.update(1)
         self.bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
                              value=f"{metrics.get('loss/value', 0):.3f}",

@@ -1,9 +1,10 @@
 """Perfect-information self-play: games in lockstep, searched by run_mcts, into training records.
 
 Each ply, the games are searched in ONE run_mcts call (the evaluator sees all games' leaves
-together). With `search_forced` in the search config (the paper's training, gongzhu.md 6) every
-one of the 52 plies is searched and recorded, so the last plies' exact final scores anchor the
-values before them; without it forced moves are played without search and not recorded. Targets follow gongzhu.md 6: policy = softmax(beta * root Q) over legal cards,
+together). With `search_forced` in the search config (the paper's training, docs/rules.md
+section 12) every one of the 52 plies is searched and recorded, so the last plies' exact final scores anchor the
+values before them; without it forced moves are played without search and not recorded. Targets
+follow docs/rules.md section 12: policy = softmax(beta * root Q) over legal cards,
 value = best root Q minus the mover's current team difference ("points still to come"), or,
 with outcome_weight > 0, a mix with the game's actual outcome minus that difference.
 """

@@ -37,7 +37,7 @@ class WarmStartConfig:
     lr: float = 1e-3  # Adam learning rate of the fit
     betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # Adam betas of the fit
     minibatch: int = 256  # positions per step of the fit
-    greed_samples: int = 20  # sampled deals per Greed decision (the doc's N)
+    greed_samples: int = 20  # sampled deals per Greed decision (docs/rules.md section 9)
     value_weight: float = 0.3  # loss = KL + value_weight x value error during the fit
 
 

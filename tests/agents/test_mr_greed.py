@@ -1,4 +1,5 @@
-"""Mr. Greed: the numba fast path equals the slow reference and plays the rule of gongzhu.md 5.
+"""Mr. Greed: the numba fast path equals the slow reference and plays the rule of
+docs/rules.md section 9.
 
 Invariants covered: fast scores == tests/greed_reference.py scores (exactly) on random views at
 every trick position, early and late, with the same sampled owners; hand-built last-to-play
@@ -241,7 +242,7 @@ def duplicate_margin(opponent, num_deals: int) -> float:
 
 
 def test_greed_beats_random_and_mr_if():
-    # Published margins: 275 over Random, 80 over Mr. If (gongzhu.md 5); loose bounds.
+    # Published margins: 275 over Random, 80 over Mr. If (docs/rules.md section 15); loose bounds.
     assert duplicate_margin(RandomAgent(), 16) > 150
     assert duplicate_margin(MrIf(), 32) > 20
 

@@ -1,4 +1,4 @@
-"""Mr. If follows the rule text of gongzhu.md section 5 on scripted positions.
+"""Mr. If follows the rule text of docs/rules.md section 8 on scripted positions.
 
 Invariants covered: leading from the shortest safe suit with its highest card (and the documented
 tie-break); a non-dangerous random card when no suit is safe, any card when all are dangerous;

@@ -78,7 +78,7 @@ def test_track_one_recording(tmp_path):
 def test_track_refuses_a_weight_outside_0_1(tmp_path, run_here):
     path = next(p for p in recording_paths() if "1527" in p.name)
     proc = run_here("mode=track", f"game.transcripts=[{path}]", "game.ask_target=1.5")
-    assert proc.returncode == 2 and "AskModel.target" in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and "game.ask_target=1.5" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_track_reports_a_slip_and_goes_on(tmp_path, run_here):

@@ -1,4 +1,4 @@
-"""Slow, literal reference of Mr. Greed's per-card scores (gongzhu.md section 5).
+"""Slow, literal reference of Mr. Greed's per-card scores (docs/rules.md section 9).
 
 Plays every candidate and every greedy answer on cloned GongzhuState objects, values tricks
 with the engine's own `returns()`, and keeps every number an exact Fraction. It makes the same

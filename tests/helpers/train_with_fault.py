@@ -3,8 +3,9 @@
     python tests/helpers/train_with_fault.py FAULT STEP train.py-overrides...
 
 FAULT is `kill_in_eval` (SIGKILL the process inside the evaluation of step STEP, before that
-step's checkpoint: what a kill -9 or a power cut at that moment does) or `raise_in_selfplay`
-(a RuntimeError inside self-play of the batch that follows step STEP).
+step's checkpoint: what a kill -9 or a power cut at that moment does), `kill_before_latest`
+(SIGKILL once step STEP's snapshot and milestone copies are written, before latest.pt moves) or
+`raise_in_selfplay` (a RuntimeError inside self-play of the batch that follows step STEP).
 """
 
 import os
@@ -30,6 +31,15 @@ if fault == "kill_in_eval":
         return evaluate(run, deals)
 
     loop._evaluate = _evaluate
+elif fault == "kill_before_latest":
+    keep = loop._keep_milestones
+
+    def _keep_milestones(run, path, names):
+        keep(run, path, names)
+        if run.step == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    loop._keep_milestones = _keep_milestones
 elif fault == "raise_in_selfplay":
     play = loop.play_selfplay
     calls = [0]

@@ -1,6 +1,7 @@
 """Network input encoding (scrofazero/nn/encoding.py).
 
-Invariants: encode() equals a slow per-state reference written from gongzhu.md 6 on thousands of
+Invariants: encode() equals a slow per-state reference written from docs/rules.md section 11 on
+thousands of
 random positions at every ply (terminal ones included); relabelling every seat by +k (hands,
 piles, leader) leaves the encoding unchanged because it is relative to the mover, while moving
 the hands alone changes it; a just-played S2 and CA both get three ones in their block (the
@@ -17,7 +18,7 @@ from scrofazero.nn.encoding import ENCODING_VERSION, INPUT_SIZE, encode
 
 
 def reference_encode(s: GongzhuState) -> np.ndarray:
-    """gongzhu.md 6 read literally, one state at a time."""
+    """docs/rules.md section 11 read literally, one state at a time."""
     x = np.zeros(434, dtype=np.float32)
     p = s.current_player
     for k in range(4):  # seat offsets 0, +1, +2, +3 from the player to move

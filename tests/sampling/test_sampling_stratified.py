@@ -1,6 +1,7 @@
 """Stratified sampling on important cards (scrofazero/sampling/stratified.py).
 
-Invariants: the important cards follow the doc's situational order (leading groups gated on the
+Invariants: the important cards follow the situational order of docs/rules.md section 13 (leading
+groups gated on the
 pig, sheep and doubler being unplayed; the led suit's top cards first when following) and are
 always unseen; every consistent placement of them is one stratum, drawn per_stratum times, each
 draw consistent with the view and pinning the stratum's placement; stratum probabilities equal

@@ -378,7 +378,8 @@ def test_puct_prior_steers_visits():
 
 
 def test_ucb_explores_with_2_ln_n():
-    """Q + c sqrt(2 ln N / n) (gongzhu.md 6): with N = 10, c = 30, child A (n = 9, Q = 10) and
+    """Q + c sqrt(2 ln N / n) (docs/rules.md section 12): with N = 10, c = 30, child A (n = 9, Q =
+    10) and
     child B (n = 1, Q = -30) score 31.5 and 34.4, so B is chosen; sqrt(ln N / n) would choose A."""
     from types import SimpleNamespace
 

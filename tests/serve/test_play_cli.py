@@ -23,7 +23,7 @@ def play(*args):
 @pytest.mark.parametrize("args, words", [
     (("checkpoint=missing.pt",), "missing.pt"),
     (("bots=[greed,chess,if]",), "play.bots must be 3 of"),
-    (("move_deadline_s=0",), "move_deadline_s must be > 0"),
+    (("move_deadline_s=0",), "move_deadline_s=0.0: must be greater than 0"),
 ])
 def test_bad_settings_are_named(args, words, tmp_path):
     proc = play("port=0", f"db={tmp_path / 'g.sqlite'}", *args)

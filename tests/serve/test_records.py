@@ -22,7 +22,7 @@ import pytest
 from serve_thread import Client, running_server
 
 from scrofazero.games.gongzhu.game_record import parse_games, replay
-from scrofazero.serve.records import Base, Records, RecordsError, database_url
+from scrofazero.serve.records import Base, Records, RecordsError, database_url, move_row
 
 
 def get(server, path: str, raw: bool = False):
@@ -106,7 +106,7 @@ def test_records_directly(tmp_path):
     assert database_url(str(tmp_path / "x" / "g.sqlite")) == f"sqlite:///{tmp_path}/x/g.sqlite"
     records = Records(str(tmp_path / "g.sqlite"))
     game_id = records.new_game("t", "S2 " * 52, None, 0, [("open", "a")] * 4, {"k": 1})
-    records.add_move(game_id, 1, 0, "S2", 12, "deadline", {"forced": True})
+    records.add_moves([move_row(game_id, 1, 0, "S2", 12, "deadline", {"forced": True})])
     records.name_seat(game_id, 0, "Alice")
     game = records.game(game_id)
     assert game["status"] == "waiting" and game["settings"] == {"k": 1}

@@ -4,6 +4,8 @@ Invariants covered (train.py end to end on the smoke preset with a tiny evaluati
 - a kill inside an evaluation loses nothing and duplicates nothing: after resume=true,
   eval.jsonl, the checkpoint's history and tensorboard each hold every evaluation step once;
 - a kill inside the step-0 evaluation leaves no checkpoint, and a plain start then succeeds;
+- a kill after a step's milestone copy and before latest.pt moves redoes the step and the copy
+  on resume;
 - resume=true refuses settings that differ from the checkpoint's, naming each difference;
   resume_overrides allows them; run length may always change;
 - a fresh start that fails before its first batch is done leaves no run folder behind;
@@ -76,6 +78,21 @@ def test_kill_during_the_first_evaluation_then_a_plain_start(tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     lines = (tmp_path / "ckpt" / "r" / "eval.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [0, 1]
+
+
+def test_kill_between_milestone_and_latest_redoes_both(tmp_path):
+    args = base_args(tmp_path, "r", "train.max_batches=3", "train.eval_every=0",
+                     "train.milestone_games=[4]")  # 2 games a batch: passed at step 2
+    killed = train(*args, script=FAULT, fault=("kill_before_latest", "2"))
+    assert killed.returncode == -signal.SIGKILL
+    run_dir = tmp_path / "ckpt" / "r"
+    assert load_checkpoint(run_dir / "latest.pt")["step"] == 1
+    assert load_checkpoint(run_dir / "games_4.pt")["step"] == 2
+    done = train(*args, "resume=true")
+    assert done.returncode == 0, done.stderr[-3000:]
+    # the copy was made again from the redone step's snapshot
+    assert (run_dir / "games_4.pt").read_bytes() == (run_dir / "ckpt_0000002.pt").read_bytes()
+    assert load_checkpoint(run_dir / "latest.pt")["step"] == 3
 
 
 def test_resume_refuses_changed_settings_unless_allowed(tmp_path):

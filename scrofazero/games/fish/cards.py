@@ -3,7 +3,8 @@
 Card id = set_id * 6 + position. Sets 0-3 are the low sets (2-7) of D, C, H, S; sets 4-7 the
 high sets (9, T, J, Q, K, A) of D, C, H, S; set 8 is D8 C8 H8 S8 *S *B (6 players only).
 6 players use ids 0..53 (9 sets, 9 cards each); 8 players ids 0..47 (8 sets, 6 cards each).
-Seats 0, 2, 4, ... are team 0 (the doc's "odd", the first listed player's); 1, 3, 5, ... team 1.
+Seats 0, 2, 4, ... are team 0 ("odd" in a recording, the first listed player's); 1, 3, 5, ... team
+1.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def set_name(set_id: int) -> str:
 
 
 def team_of(seat: int) -> int:
-    """Team 0 = seats 0, 2, 4, ... (the doc's "odd" team); team 1 = seats 1, 3, 5, ..."""
+    """Team 0 = seats 0, 2, 4, ... ("odd" in a recording); team 1 = seats 1, 3, 5, ..."""
     return seat % 2
 
 

@@ -1,7 +1,7 @@
-"""Fish (Literature) rules as plain Python (shared/docs/fish.md): deal, asks, calls, turn passing,
-score. The slow, obvious reference engine: it records public fish.events (Ask, Call) and never
-calls players; it knows nothing of agents, torch or belief trackers. Where the doc is silent,
-the choices are listed in FishState's docstring.
+"""Fish (Literature) rules as plain Python (docs/rules.md section 17): deal, asks, calls, turn
+passing, score. The slow, obvious reference engine: it records public fish.events (Ask, Call) and never
+calls players; it knows nothing of agents, torch or belief trackers. Where the published rules are
+silent, the choices are listed in FishState's docstring.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ NUM_TEAMS = 2
 class Params:
     """num_players: 6 or 8. ask_held_allowed: the asker may ask for a card it holds (standard
     "no trolling" forbids it). ask_needs_other: the asker must hold a card of the set besides
-    the asked one (fish.md); False lets a held asked card count, as the recorded human games
-    play (only matters with ask_held_allowed). calls: "any_time" (any seat may call between
+    the asked one (docs/rules.md section 17); False lets a held asked card count, as the recorded
+    human games play (only matters with ask_held_allowed). calls: "any_time" (any seat may call between
     moves) or "own_turn" (only the player to move). public_counts: hand counts are public, so
     Call events carry `removed` per seat (else removed=None)."""
 
@@ -103,7 +103,7 @@ class FishView:
 class FishState:
     """One game after the deal, mutable: `ask` and `call` change it in place.
 
-    Rule choices where fish.md is silent:
+    Rule choices where the published rules are silent:
     - seat `first_player` (default 0) moves first;
     - calls="any_time": any seat may call between moves, even one with no cards left; any
       uncalled set may be called (a call the team cannot win just gives the set away);
@@ -113,7 +113,8 @@ class FishState:
     - must_call: the player to move has no legal ask (opponents out of cards, or under no
       trolling it holds only whole sets); then only calls are legal.
     `turn_passed_from` is the empty-handed seat the current player got the turn from (None once
-    it asks): fish.md says only "a teammate", so a replay may accept another teammate's ask.
+    it asks): the published rule says only "a teammate", so a replay may accept another
+    teammate's ask.
     """
 
     def __init__(self, params: Params, hands: Sequence[Iterable[int]], first_player: int = 0):
@@ -217,8 +218,8 @@ class FishState:
         cards = []
         for set_id in sorted(per_set):
             for card in set_cards(set_id):
-                # fish.md: the asker holds another card of the set, and (no trolling) not
-                # this one; with trolling a held card needs a second card of its set, unless
+                # docs/rules.md section 17: the asker holds another card of the set, and (no
+                # trolling) not this one; with trolling a held card needs a second card of its set, unless
                 # ask_needs_other is off
                 if card not in hand or (held_ok and (per_set[set_id] >= 2 or not needs_other)):
                     cards.append(card)
@@ -292,8 +293,8 @@ class FishState:
         self._current = seat
 
     def _pass_turn_if_empty(self) -> None:
-        # fish.md: a player with no cards does not ask; the turn goes to a teammate with cards,
-        # and when the team is out, to the other team (which then must call).
+        # docs/rules.md section 17: a player with no cards does not ask; the turn goes to a teammate
+        # with cards, and when the team is out, to the other team (which then must call).
         if self.is_terminal or self._hands[self._current]:
             return
         n, me = self.num_players, self._current

@@ -1,4 +1,4 @@
-"""Recorded human Fish games (shared/docs/fish.md, "Transcript format"): parse and write the
+"""Recorded human Fish games (docs/rules.md section 18): parse and write the
 text, and replay it through fish.rules.FishState, naming every slip by file and line. Strict
 mode raises TranscriptError on the first slip; tolerant mode skips or repairs what it can and
 records a TranscriptIssue for each change. The shipped recordings are in recordings/.
@@ -29,6 +29,7 @@ from scrofazero.games.fish.rules import FishState, IllegalMove, Params
 RECORDINGS_DIR = Path(__file__).parent / "recordings"
 _HAND = re.compile(r"([^\s{}:]+):\{([^{}]*)\}")
 _SCORE = re.compile(r"^(\d+)\s+(\d+)$")
+BOM = "\ufeff"  # a UTF-8 byte order mark, dropped from the start of a transcript
 
 
 def recording_paths() -> list[Path]:
@@ -121,7 +122,8 @@ def parse_transcript(source: Union[str, os.PathLike], *, tolerant: bool = False,
                      path: Optional[str] = None) -> Transcript:
     """Parse a transcript from a file path or from its text (a str holding a newline or ':{').
     Strict: TranscriptError on the first slip. Tolerant: slips go to `transcript.issues` (a
-    deal without 6 or 8 distinct players still raises, as nothing can be read without it)."""
+    deal without 6 or 8 distinct players still raises, as nothing can be read without it). A UTF-8
+    byte order mark at the start is skipped."""
     if isinstance(source, os.PathLike) or ("\n" not in source and ":{" not in source):
         path = path or str(source)
         raw = Path(source).read_bytes()
@@ -134,6 +136,7 @@ def parse_transcript(source: Union[str, os.PathLike], *, tolerant: bool = False,
                                   f"0x{raw[err.start]:02x} at offset {err.start})") from None
     else:
         text = source
+    text = text.removeprefix(BOM)  # else the first player's initials would start with it
     rows = [(i, raw.strip()) for i, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
     report = _Reporter(path, tolerant, [])
     if not rows:
@@ -398,8 +401,8 @@ def _apply(state: FishState, event: Event, line: int, players,
 
 def _may_take_turn(state: FishState, asker: int, tolerant: bool) -> tuple[bool, bool]:
     """(by_rule, by_repair): may `asker` take the turn from the engine's current player?
-    By rule: fish.md passes an empty-handed player's turn to "a teammate with cards", any of
-    them, so right after such a pass any player with cards on the receiving team may take it.
+    By rule: the published rule passes an empty-handed player's turn to "a teammate with cards", any
+    of them, so right after such a pass any player with cards on the receiving team may take it.
     By repair (tolerant only, reported): any player with cards, since one out-of-turn line
     would otherwise make every later ask illegal."""
     if not 0 <= asker < state.num_players or not state.hand_counts[asker]:

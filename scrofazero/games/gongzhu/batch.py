@@ -148,7 +148,7 @@ def step(s: StateBatch, actions, check: bool = True) -> StateBatch:
     if len(done):
         t = trick[done].astype(np.int64)  # [D, 4]
         led = t[:, :1] // 13
-        # Highest card of the led suit wins (gongzhu.md 2): rank key, -1 off suit.
+        # Highest card of the led suit wins (docs/rules.md section 2): rank key, -1 off suit.
         key = np.where(t // 13 == led, t % 13, -1)
         winner = (leader[done].astype(np.int64) + key.argmax(axis=1)) & 3
         bits = np.bitwise_or.reduce(_SCORING_BIT[t], axis=1)  # [D]

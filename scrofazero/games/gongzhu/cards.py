@@ -1,6 +1,6 @@
 """Gongzhu cards: codes, indices, bit masks and the scoring-card layout.
 
-Card index = suit_index * 13 + (rank - 2) with suit order S, H, D, C (gongzhu.md section 1).
+Card index = suit_index * 13 + (rank - 2) with suit order S, H, D, C (docs/rules.md section 1).
 A set of cards is a Python int used as a 52-bit mask (bit i = card i); the 16 scoring cards
 also have a compact 16-bit layout (bits 0..12 = H2..HA, 13 = SQ, 14 = DJ, 15 = C10) in which
 piles are stored and scored. Nothing here knows about players, search or torch.
@@ -37,7 +37,7 @@ SCORING_BIT_C10 = 1 << 15
 ALL_HEARTS_BITS = (1 << 13) - 1
 ALL_SCORING_BITS = (1 << 16) - 1
 
-# Base values (gongzhu.md section 3). C10 has no base value; it modifies a pile.
+# Base values (docs/rules.md section 3). C10 has no base value; it modifies a pile.
 _HEART_VALUES = (0, 0, 0, -10, -10, -10, -10, -10, -10, -20, -30, -40, -50)  # H2 .. HA
 BASE_VALUE = [0] * NUM_CARDS
 for _r, _v in enumerate(_HEART_VALUES):

@@ -14,6 +14,7 @@ import numpy as np
 from scrofazero.games.gongzhu.cards import NUM_CARDS, card_code, card_index
 
 DEFAULT_DEALS_FILE = Path(__file__).with_name("gongzhu_std_1024.txt")
+BOM = "\ufeff"  # a UTF-8 byte order mark, dropped from the start of a deal file
 
 
 class DealError(ValueError):
@@ -70,8 +71,8 @@ def format_deal(deal) -> str:
 def load_deals(path: str | os.PathLike | None = None, limit: int | None = None) -> np.ndarray:
     """Read a deal file (one deal per line, '#' comments and blank lines skipped) -> [D, 52].
 
-    Errors name the file and the 1-based line number. `path=None` reads the shipped copy of the
-    1024 standard deals.
+    Errors name the file and the 1-based line number; a UTF-8 byte order mark at the start is
+    skipped. `path=None` reads the shipped copy of the 1024 standard deals.
     """
     path = Path(path) if path is not None else DEFAULT_DEALS_FILE
     try:
@@ -79,7 +80,7 @@ def load_deals(path: str | os.PathLike | None = None, limit: int | None = None) 
     except OSError as err:
         raise DealError(f"{path}: cannot read deal file: {err.strerror or err}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix(BOM)  # editors on Windows may start with one
     except UnicodeDecodeError as err:
         # a bare UnicodeDecodeError names neither the file nor where the bad byte is
         line = raw.count(b"\n", 0, err.start) + 1

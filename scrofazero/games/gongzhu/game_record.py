@@ -113,7 +113,7 @@ def load_games(path: str | os.PathLike) -> list[GameRecord]:
     """Read a file of game blocks."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # -sig: a byte order mark is skipped
     except (OSError, UnicodeDecodeError) as err:
         raise GameRecordError(f"{path}: cannot read game records: {err}") from None
     return parse_games(text, str(path))

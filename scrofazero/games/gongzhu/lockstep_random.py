@@ -1,6 +1,6 @@
 """Lockstep random play: N full-information Gongzhu games advanced together on numpy arrays.
 
-Same rules as the reference engine rules.py (gongzhu.md sections 2-3), checked move by move in
+Same rules as the reference engine rules.py (docs/rules.md sections 2-4), checked move by move in
 tests/games/gongzhu/test_lockstep_random.py; tuned for playing many whole games at random (the
 engine benchmark). Search and self-play use batch.StateBatch instead, whose rows can sit at any
 ply. A hand is a "packed" uint64:

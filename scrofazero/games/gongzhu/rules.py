@@ -1,7 +1,7 @@
 """Gongzhu single-game state: the reference rules engine and what one seat may see of it.
 
 `GongzhuState` holds one game with full information (hands as 52-bit masks, piles as 16-bit
-scoring masks) and follows gongzhu.md sections 2-3: follow suit if able, highest card of the led
+scoring masks) and follows docs/rules.md sections 2-4: follow suit if able, highest card of the led
 suit wins, the winner collects the scoring cards and leads next. `InfoView` is one seat's
 information (own hand, public history, shown voids): what agents receive. The batched engines
 (batch.py, lockstep_random.py) are checked move by move against this class.

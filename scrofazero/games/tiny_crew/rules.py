@@ -1,4 +1,4 @@
-"""Tiny Crew: the rules as plain Python (shared/docs/tiny_crew.md), the slow obvious reference.
+"""Tiny Crew: the rules as plain Python (docs/rules.md section 16), the slow obvious reference.
 
 3 players (seats 0, 1, 2), 12 cards: colours R, B, G with values 1-3 (ids 3 * colour + value - 1,
 0-8) and submarines S1-S3 (ids 9-11, trumps, a suit of their own). All cards are dealt, 4 each.

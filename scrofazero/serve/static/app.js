@@ -88,6 +88,13 @@
     $('new-table').hidden = name !== 'game';
   }
 
+  // The server's choices (GET /api/options): the protocol version, the seat kinds and what each
+  // bot is, the defaults. Read once, before the first message is sent.
+  async function loadOptions() {
+    if (!app.options) app.options = await getJSON('/api/options');
+    return app.options;
+  }
+
   async function getJSON(url) {
     const response = await fetch(url, { headers: { Accept: 'application/json' } });
     if (!response.ok) {
@@ -195,7 +202,7 @@
       showError('Not connected to the server.');
       return false;
     }
-    app.ws.send(JSON.stringify({ v: 1, ...msg }));
+    app.ws.send(JSON.stringify({ v: app.options.protocol, ...msg }));
     return true;
   }
 
@@ -228,8 +235,10 @@
     app.wsWanted = true;
     const name = localStorage.getItem(NAME_KEY) || '';
     app.joining = true;
-    connect(() => send({ type: 'join', table: s.table, seat: s.seat, token: s.token,
-      ...(name ? { name } : {}) }));
+    loadOptions().then(
+      () => connect(() => send({ type: 'join', table: s.table, seat: s.seat, token: s.token,
+        ...(name ? { name } : {}) })),
+      (err) => showError(`Cannot read the server's options: ${err.message}`));
   }
 
   // --- messages ------------------------------------------------------------------------------
@@ -771,10 +780,14 @@
 
   // --- lobby ---------------------------------------------------------------------------------
   function kindLabel(kind) {
-    const o = app.options;
     if (kind === 'open') return 'open seat (another person or an outside bot)';
-    const name = (o && o.bot_names[kind]) || kind;
-    return kind === 'scrofazero' ? `${name} (our player)` : name;
+    const bot = app.options.bots.find((b) => b.kind === kind);
+    return bot ? bot.name : kind;
+  }
+
+  function kindAbout(kind) {
+    const bot = app.options.bots.find((b) => b.kind === kind);
+    return bot ? bot.about : 'a person with the join link, or an outside bot with its token';
   }
 
   function renderSeatChoices() {
@@ -786,11 +799,13 @@
     box.replaceChildren(...[1, 2, 3].map((rel) => {
       const seat = (own + rel) % 4;
       const select = el('select', { id: `seat-kind-${seat}`, 'data-testid': `seat-kind-${seat}`, 'data-rel': rel },
-        app.options.seat_kinds.map((k) => el('option', { value: k }, kindLabel(k))));
-      select.value = previous[rel] || defaults[rel - 1] || 'scrofazero';
+        app.options.seat_kinds.map((k) => el('option', { value: k, title: kindAbout(k) }, kindLabel(k))));
+      select.value = previous[rel] || defaults[rel - 1] || app.options.seat_kinds[1];
+      const about = el('span', { class: 'hint', 'data-testid': `seat-about-${seat}` }, kindAbout(select.value));
+      select.addEventListener('change', () => { about.textContent = kindAbout(select.value); });
       return el('div', { class: 'form-row' },
         el('label', { for: select.id }, `Seat ${seat} · ${['', 'left opponent', 'partner', 'right opponent'][rel]}`),
-        select);
+        select, about);
     }));
   }
 
@@ -799,7 +814,7 @@
     document.title = 'ScrofaZero tables';
     $('player-name').value = localStorage.getItem(NAME_KEY) || '';
     try {
-      if (!app.options) app.options = await getJSON('/api/options');
+      await loadOptions();
     } catch (err) {
       showError(`Cannot read the server's options: ${err.message}`);
       return;

@@ -256,7 +256,7 @@ def test_replay_slips(kind):
 
 
 def test_passed_turn_may_go_to_any_teammate():
-    # after line 12 P1 is out and the engine hands the turn to P3; fish.md only says "a
+    # after line 12 P1 is out and the engine hands the turn to P3; the published rule only says "a
     # teammate", so P5 may take it, strictly; an opponent may not
     text = game_text({13: ["P5 P6 SK 1", GAME[11]]})
     result = replay(parse_transcript(text))

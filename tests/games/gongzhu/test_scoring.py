@@ -1,4 +1,4 @@
-"""Scoring: every edge case of gongzhu.md section 3 plus table/reference agreement.
+"""Scoring: every worked case of docs/rules.md section 5 plus table/reference agreement.
 
 Invariants: the documented pile -> score table (final rule); the mid-game rule differs only for
 a lone C10 while scoring cards remain uncaptured; the 65,536-entry fast tables equal the literal
@@ -29,7 +29,7 @@ from scrofazero.games.gongzhu.scoring import (
 
 HEARTS = [f"H{r}" for r in ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]]
 
-EDGE_CASES = [  # gongzhu.md section 3, verbatim
+EDGE_CASES = [  # docs/rules.md section 5, in its order
     ([], 0),
     (["C10"], 50),
     (["C10", "H2"], 0),

@@ -1,7 +1,8 @@
 """Tiny Crew rules (scrofazero/games/tiny_crew/rules.py), the reference for everything else.
 
-Invariants: card ids and names follow the doc; every ordered trick of three distinct cards is won
-as the doc says (highest submarine, else highest of the led colour; off-colour cards never win;
+Invariants: card ids and names follow docs/rules.md section 16; every ordered trick of three
+distinct cards is won
+as the rules say (highest submarine, else highest of the led colour; off-colour cards never win;
 a later card of the led colour never beats an earlier submarine), checked against a separately
 written ranking; follow suit applies to submarines too; T1 is judged by the trick's winner, not
 its last player; T2 fails at two blues, succeeds with exactly one once all blues are gone, fails

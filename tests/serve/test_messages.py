@@ -1,0 +1,156 @@
+"""The protocol's message models (scrofazero/serve/messages.py) against their documents and the
+wire.
+
+Invariants: docs/protocol.schema.json is what the models generate; docs/protocol.md's message
+tables name exactly the models' messages and fields, and its error table exactly the error
+codes; every client message has one handler; a refused client message gets one line naming
+the field and what it must be, with no coercion; every message a real game sends validates
+against the committed JSON Schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+from serve_thread import Client, running_server
+from toy_player import ToyPlayer, ToySettings
+
+from scrofazero.agents import PLAYERS, PlayerSpec
+from scrofazero.serve.hub import Hub
+from scrofazero.serve.messages import (
+    CLIENT_MESSAGES,
+    ERROR_CODES,
+    PROTOCOL_VERSION,
+    SERVER_MESSAGES,
+    schema_text,
+)
+from scrofazero.serve.protocol import ProtocolError, parse_client_message
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+ENVELOPE = {"v", "type"}  # in every message; docs/protocol.md says so once, not per row
+
+
+def test_committed_schema_is_what_the_models_generate():
+    committed = (DOCS / "protocol.schema.json").read_text()
+    assert committed == schema_text(), ("docs/protocol.schema.json is stale: run python -m "
+                                        "scrofazero.serve.messages docs/protocol.schema.json")
+
+
+def _table(text: str, header: str) -> dict[str, set[str]]:
+    """Rows of the markdown table under `header`: first cell's `name` -> the `fields` of its
+    third cell (backticked words outside parentheses: those inside describe a field)."""
+    lines = text[text.index(header):].splitlines()[2:]
+    rows = {}
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        name = re.fullmatch(r"`(\w+)`", cells[0]).group(1)
+        top = cells[2] if len(cells) > 2 else ""
+        while re.search(r"\([^()]*\)", top):
+            top = re.sub(r"\([^()]*\)", "", top)
+        rows[name] = set(re.findall(r"`(\w+)`", top))
+    return rows
+
+
+def _fields(model) -> set[str]:
+    return set(model.model_fields) - ENVELOPE
+
+
+@pytest.mark.parametrize("header, models", [("| you send |", CLIENT_MESSAGES),
+                                            ("| the server sends |", SERVER_MESSAGES)])
+def test_the_documents_tables_are_the_schemas(header, models):
+    doc = _table((DOCS / "protocol.md").read_text(), header)
+    assert set(doc) == set(models)
+    for kind, model in models.items():
+        assert doc[kind] == _fields(model), kind
+
+
+def test_the_documents_error_codes_are_the_servers():
+    assert list(_table((DOCS / "protocol.md").read_text(), "| code |")) == list(ERROR_CODES)
+
+
+def test_every_client_message_has_one_handler():
+    assert set(Hub.handlers) == set(CLIENT_MESSAGES.values())
+
+
+@pytest.mark.parametrize("msg, code, line", [
+    ({"type": "join", "table": "t", "token": "x"}, "bad_message",
+     "'join' needs 'seat' (a seat 0..3)"),
+    ({"type": "join", "table": "t", "seat": "0", "token": "x"}, "bad_message",
+     "'seat' must be a seat 0..3, got '0'"),
+    ({"type": "join", "table": "t", "seat": True, "token": "x"}, "bad_message",
+     "'seat' must be a seat 0..3, got True"),
+    ({"type": "join", "table": "t", "seat": 0, "token": "x", "name": "n" * 41}, "bad_message",
+     "'name' must be a display name of up to 40 characters, got 'nnnn"),
+    ({"type": "play", "card": "ZZ"}, "bad_message",
+     "'card' must be a card code such as 'SQ' or 'H10', got 'ZZ'"),
+    ({"type": "play", "card": "S2", "ply": 1.5}, "bad_message",
+     "'ply' must be the ply number of your_turn, got 1.5"),
+    ({"type": "create", "seats": ["open"] * 4, "leader": 4}, "bad_message",
+     "'leader' must be a seat 0..3, got 4"),
+    ({"type": "create", "seats": ["open"] * 4, "thinking": "yes"}, "bad_message",
+     "'thinking' must be true or false, got 'yes'"),
+    ({"type": "create", "seats": ["open", "chess", "open", "open"]}, "bad_message",
+     "'seats' must be 4 of open, scrofazero, raw, greed, if, random, got"),
+    ({"type": "dance"}, "bad_message",
+     "unknown message type 'dance'; expected join, play, create, watch, ping"),
+    ({"v": 2, "type": "ping"}, "unsupported_version", "protocol version 2; this server speaks 1"),
+])
+def test_a_refused_message_gets_one_line_naming_the_field(msg, code, line):
+    with pytest.raises(ProtocolError) as caught:
+        parse_client_message(json.dumps(msg))
+    assert caught.value.code == code and caught.value.message.startswith(line)
+    assert "\n" not in caught.value.message
+
+
+def test_a_checked_message_is_its_model():
+    play = parse_client_message(json.dumps({"v": PROTOCOL_VERSION, "type": "play", "card": "H10",
+                                            "ply": 3, "later": "ignored"}))
+    assert type(play) is CLIENT_MESSAGES["play"] and play.card_index == 13 + 8 and play.ply == 3
+    create = parse_client_message(b'{"type": "create", "seats": ["open", "greed", "if", "raw"]}')
+    assert create.leader == 0 and create.deal is None and create.thinking is None
+
+
+def test_every_message_on_the_wire_fits_the_schema(tmp_path, monkeypatch):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((DOCS / "protocol.schema.json").read_text())
+    server_side = jsonschema.Draft202012Validator(
+        {"$ref": "#/$defs/AnyServerMessage", "$defs": schema["$defs"]})
+    client_side = jsonschema.Draft202012Validator(
+        {"$ref": "#/$defs/AnyClientMessage", "$defs": schema["$defs"]})
+    # a fast bot that explains its moves, so that the table sends thinking too
+    monkeypatch.setitem(PLAYERS, "toy", PlayerSpec("toy", ToyPlayer, ToySettings, "Toy", "toy"))
+    with running_server(tmp_path, move_deadline_s=5.0) as server:
+        async def case():
+            client = await Client.connect(server.ws)
+            made = await client.ask({"type": "create", "deal": 2, "thinking": True,
+                                     "seats": ["open", "toy", "random", "random"]},
+                                    "created")
+            join = {"type": "join", "table": made["table"], "seat": 0,
+                    "token": made["tokens"]["0"], "name": "me"}
+            client_side.validate(join)
+            await client.send(join)
+            await client.ask({"type": "play", "card": "S2", "ply": 99}, "error")
+            await client.ask({"type": "ping"}, "pong")
+            while True:
+                msg = await client.next(timeout=60)
+                if msg["type"] == "your_turn":
+                    play = {"type": "play", "card": msg["legal"][0], "ply": msg["ply"]}
+                    client_side.validate(play)
+                    await client.send(play)
+                elif msg["type"] == "game_over":
+                    await client.close()
+                    return client.got
+
+        got = asyncio.run(case())
+    for msg in got:
+        server_side.validate(msg)
+    kinds = {m["type"] for m in got}
+    assert kinds == set(SERVER_MESSAGES)  # every server message was sent and checked
+    with pytest.raises(jsonschema.ValidationError):  # the schema does refuse a wrong message
+        server_side.validate({**got[-1], "scores": "high"})

@@ -1,0 +1,46 @@
+"""Behaviour across refactors: evaluate.py plays exactly what it played before issue 24.
+
+tests/data/behaviour_7d7fc18.json holds what evaluate.py printed at commit 7d7fc18 (before the run
+harness, the player registry and the settings checks): the baseline matrix on 64 deals and the
+per-deal values of the full and raw players with the network shipped then (now
+models/scrofazero_small.pt) on 16 deals. Invariants: today's code gives the same matrix to the
+last digit and the same per-deal values (the first 4 deals here, each deal seeded on its own, so
+a prefix of the deals plays as it did within the 16); the full player is measured with the
+settings it had then, given explicitly (its defaults have changed since, docs/results.md).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEFORE = json.loads((ROOT / "tests" / "data" / "behaviour_7d7fc18.json").read_text())
+SMALL = str(ROOT / "models" / "scrofazero_small.pt")
+
+
+def evaluate(tmp_path, *args) -> dict:
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "evaluate.py", *args, "workers=1", "progress=false",
+                           f"out={out}"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+def test_the_baseline_matrix_is_unchanged(tmp_path):
+    now = evaluate(tmp_path, "--matrix", "players=[random,if,greed]", "deals=64")
+    before = BEFORE["matrix_64"]
+    for key in ("players", "margin", "stderr", "deals", "intransitivity", "seed"):
+        assert now[key] == before[key], key
+
+
+def test_the_players_play_every_deal_as_before(tmp_path):
+    then = BEFORE["wpg_full_16"]["settings"]
+    paper = [f"scrofazero.search.{k}={then['search'][k]}" for k in ("budget_base", "budget_per_legal")]
+    paper.append(f"scrofazero.sampling.per_stratum={then['sampling']['per_stratum']}")
+    full = evaluate(tmp_path, "--wpg", f"checkpoint={SMALL}", "deals=4", *paper)
+    assert full["settings"] == then
+    assert full["values"] == BEFORE["wpg_full_16"]["values"][:4]
+    raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4")
+    assert raw["values"] == BEFORE["wpg_raw_16"]["values"][:4]
