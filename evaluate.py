@@ -1,7 +1,7 @@
 """Evaluate players by duplicate play.
 
     python evaluate.py --matrix players=[random,if,greed] deals=N out=PATH
-    python evaluate.py --wpg player=if deals=512
+    python evaluate.py --wpg player=raw raw.num_deals=5 deals=512
     python evaluate.py game=fish mode=track model=models/fish_predictor.pt
 """
 
@@ -16,12 +16,8 @@ from omegaconf import DictConfig  # noqa: E402
 
 from scrofazero import entry  # noqa: E402
 
-# Hydra takes key=value overrides only; map the two mode flags onto the `mode` field. `model`
-# names train.py's network-size group, so a file given as model=PATH goes to `predictor`.
-_FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
-sys.argv = [_FLAGS.get(arg, arg) for arg in sys.argv]
-sys.argv = ["predictor=" + arg[len("model="):] if arg.startswith("model=") else arg
-            for arg in sys.argv]
+# Hydra takes key=value overrides only: the mode flags become mode=, model=PATH predictor=PATH.
+sys.argv = sys.argv[:1] + entry.evaluate_arguments(sys.argv[1:])
 entry.register_configs()
 
 
@@ -31,4 +27,4 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry.run_script(main)

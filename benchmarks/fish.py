@@ -5,14 +5,14 @@ runner (fish/match.py), so moves per second is the engine plus views. Tracker: e
 shipped recording replayed from every seat's view, one exact update (a full recount) per event,
 probabilities read after each. Anchors measured beside them: an engine move (tracker update
 cost in engine moves) and, on late positions small enough to enumerate, the brute-force
-reference (fish/belief_reference.py) against the tracker on the same positions.
+reference (fish/belief/reference.py) against the tracker on the same positions.
 The behaviour-aware tracker (an AskModel, `--ask-model other,lacks,target`) is timed the same
 way beside the logic one.
 Learners (issue 16): self-play games/s of `train.py game=fish` (a fresh scorer, the default
 settings, `--selfplay-games` per table size) and its update time; the hand predictor's
-simulated training games/s (fish/predictor_data.py), training and inference samples/s (one
+simulated training games/s (fish/prediction/data.py), training and inference samples/s (one
 sample = one observer's prediction of every card before one event) and a play-time session's
-update latency (tracker plus network per event, fish/predictor.py HandPredictor).
+update latency (tracker plus network per event, fish/prediction/session.py HandPredictor).
 Usage: python benchmarks/fish.py --json PATH [--games 200] [--ask-model 0.75,0.75,0.5]
        [--selfplay-games 4] [--no-learners]
 """
@@ -25,23 +25,25 @@ import time
 import numpy as np
 
 from scrofazero.atomic import write_json_atomic
-from scrofazero.fish.belief import BeliefTracker
-from scrofazero.fish.belief_evidence import AskModel
-from scrofazero.fish.belief_reference import enumerate_consistent_deals, reference_probabilities
+from scrofazero.fish.belief.tracker import BeliefTracker
+from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.belief.reference import enumerate_consistent_deals, reference_probabilities
 from scrofazero.fish.match import play_game
-from scrofazero.fish.players import RandomPlayer
-from scrofazero.fish.prediction import RecordedGame, load_recordings
+from scrofazero.fish.players.logic import RandomPlayer
+from scrofazero.fish.prediction.metric import RecordedGame, load_recordings
 from scrofazero.games.fish.rules import Params
 
 import torch
 from types import SimpleNamespace
 
 from scrofazero.fish.config import FishConfig
-from scrofazero.fish.learned import Scorer
-from scrofazero.fish.predictor import (DEFAULT_MODEL as PREDICTOR, HandPredictor, TrainConfig,
-                                       load_predictor, predict_game, train_on)
-from scrofazero.fish.predictor_data import simulate_game, to_recorded_game
-from scrofazero.fish.train import _Tally, play_training_game, run_meta, update
+from scrofazero.fish.learning.selfplay import Tally, play_training_game, update
+from scrofazero.fish.learning.train import run_meta
+from scrofazero.fish.players.scorer import Scorer
+from scrofazero.fish.prediction.data import simulate_game, to_recorded_game
+from scrofazero.fish.prediction.network import DEFAULT_MODEL as PREDICTOR, load_predictor
+from scrofazero.fish.prediction.session import HandPredictor, predict_game
+from scrofazero.fish.prediction.training import PredictorTraining, train_on
 
 DEFAULT_MODEL = "0.75,0.75,0.5"  # the weights most folds fitted on the recordings (docs/fish.md)
 
@@ -122,7 +124,7 @@ def reference_anchor(late: list) -> dict:
 def self_play(games: int) -> dict:
     """train.py game=fish's self-play with a fresh scorer: games per table size, then one
     update on all their decisions."""
-    meta = run_meta(SimpleNamespace(game=FishConfig(), train=SimpleNamespace(seed=0)))
+    meta = run_meta(SimpleNamespace(game=FishConfig()))
     torch.manual_seed(0)
     net = Scorer(hidden=meta["hidden"], alpha=meta["alpha"])
     out, batch = {}, []
@@ -130,7 +132,7 @@ def self_play(games: int) -> dict:
         meta_n = {**meta, "train_sizes": [size]}
         started = time.perf_counter()
         for i in range(games):
-            batch += play_training_game(net, meta_n, i, 0.0, _Tally())
+            batch += play_training_game(net, meta_n, i, 0.0, Tally())
         seconds = time.perf_counter() - started
         out[str(size)] = {"games": games, "games_per_s": games / seconds}
     optimizer = torch.optim.Adam(net.parameters(), lr=meta["lr"])
@@ -158,7 +160,7 @@ def predictor_speed() -> dict:
             for o in range(g.num_players):
                 predict_game(model, g, o)
     infer = samples / (time.perf_counter() - started)
-    cfg = TrainConfig(steps=10, batch=8, eval_every=1000, table_sizes=(6, 8), seed=0)
+    cfg = PredictorTraining(steps=10, batch=8, eval_every=1000, table_sizes=[6, 8], seed=0)
     mean_steps = {n: np.mean([g.num_steps for g in games if g.num_players == n]) for n in (6, 8)}
     trained = sum(cfg.batch * mean_steps[(6, 8)[k % 2]] for k in range(1, cfg.steps + 1))
     started = time.perf_counter()

@@ -1,25 +1,30 @@
 """Structured configs (dataclasses) of the entry points, built from each component's own.
 
-The YAML files in configs/ build on these schemas; each component receives its own sub-config:
-the search settings are search.mcts.MCTSConfig (self-play and the player alike), the player's
-sampling and weighting are sampling.stratified.SamplingConfig and sampling.iec.IECConfig, and
-the side games' options are their own game groups (tiny_crew/config.py, fish/config.py).
-Nothing here reads a config at import time; scrofazero/entry.py registers the schemas.
+The YAML files in configs/ build on these schemas; each component receives its own sub-config.
+train.py's root (TrainRootConfig) holds what every game's run has; Gongzhu's run extends it
+(GongzhuTrainConfig: its network, search and optimisation groups), the side games' runs add
+only their own game group (tiny_crew/config.py, fish/config.py). evaluate.py's players' settings
+are the player registry's settings classes, one group named after each player (`greed.*`,
+`raw.*`, `scrofazero.*`: search.mcts.MCTSConfig, sampling.stratified.SamplingConfig and
+sampling.iec.IECConfig). Nothing here reads a config at import time; scrofazero/entry.py
+registers the schemas.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import torch
+from omegaconf import OmegaConf
 from pydantic import Field
 
-from scrofazero.agents.scrofazero_agent import play_sampling, play_search
+from scrofazero.agents.mr_greed import GreedSettings
+from scrofazero.agents.raw_net import RawSettings
+from scrofazero.agents.scrofazero_agent import ScrofaZeroSettings
+from scrofazero.agents.settings import renamed
 from scrofazero.nn.checkpoint import MOMENTS
 from scrofazero.nn.network import MAX_BLOCKS, MAX_WIDTH, check_size
-from scrofazero.sampling.iec import IECConfig
-from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.settings import (
     Count,
@@ -47,8 +52,9 @@ DEVICE_KINDS = ("cpu", "cuda", "mps")
 
 @dataclass
 class GameConfig:
+    """The `game` group: which game; each game's options extend it (Gongzhu has none)."""
+
     name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
-    leader: Any = 0  # Gongzhu: seat leading the first trick when a game is created without a deal
 
 
 @dataclass
@@ -87,7 +93,7 @@ class TrainConfig:
     keep_checkpoints: Count = 5  # numbered snapshots kept besides latest
     milestone_minutes: list[NonNegative] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
     milestone_games: list[NonNegativeInt] = field(default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])  # also keep games_<N>.pt once self-play passes N games
-    seed: Seed = 0  # seeds self-play deals, search and minibatch order
+    seed: Seed = 0  # seeds self-play deals, search and minibatch order (train.py: the root's seed unless set)
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: NonNegativeInt = 0  # torch CPU threads (0: torch's default)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)  # imitate Mr. Greed's games before self-play (games=0: off)
@@ -115,11 +121,11 @@ class RayConfig:
 
 @dataclass
 class TrainRootConfig:
+    """train.py's settings common to every game; a game's run extends it (GongzhuTrainConfig)
+    or adds only its `game` group (configs/train_root/ holds the extensions)."""
+
     game: GameConfig = field(default_factory=GameConfig)  # the game trained
-    model: ModelConfig = field(default_factory=ModelConfig)  # network shape
-    search: MCTSConfig = field(default_factory=MCTSConfig)  # self-play search
-    train: TrainConfig = field(default_factory=TrainConfig)  # optimisation and schedule
-    experiment: str = "cpu"  # name of the preset that set these values
+    seed: Seed = 0  # seeds every random decision of the run
     run: str = "default"  # run name: checkpoints/<run>/ and runs/<run>/ (tensorboard)
     checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
     log_dir: str = "runs"  # parent folder of tensorboard logs
@@ -133,12 +139,14 @@ class TrainRootConfig:
 
 
 @dataclass
-class PlayerConfig:
-    """The ScrofaZero player (agents/scrofazero_agent.py) as `evaluate.py` builds it."""
+class GongzhuTrainConfig(TrainRootConfig):
+    """train.py game=gongzhu: the common root and Gongzhu's own groups
+    (configs/train_root/gongzhu.yaml composes them)."""
 
-    search: MCTSConfig = field(default_factory=play_search)  # MCTS on every sampled deal: 5 + 1 x legal cards (the paper: 10 + 2 x legal)
-    sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched: 2 per stratum, up to 18 (the paper: 1, up to 9)
-    weighting: IECConfig = field(default_factory=IECConfig)  # Bayesian (IEC) weights of the deals
+    model: ModelConfig = field(default_factory=ModelConfig)  # network shape
+    search: MCTSConfig = field(default_factory=MCTSConfig)  # self-play search
+    train: TrainConfig = field(default_factory=TrainConfig)  # optimisation and schedule
+    experiment: str = "cpu"  # name of the preset that set these values
 
 
 @dataclass
@@ -148,14 +156,13 @@ class EvaluateConfig:
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows (fish mode=match: the two teams' players)
     player: str = "scrofazero"  # the player measured by mode=wpg
     checkpoint: Optional[str] = None  # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
-    scrofazero: PlayerConfig = field(default_factory=PlayerConfig)  # settings of the 'scrofazero' player
-    raw_mode: str = "value"  # 'raw' player: value (1-ply value search, paper) | policy (argmax of the mean policy)
-    raw_deals: int = 5  # sampled deals per decision of the 'raw' player
+    scrofazero: ScrofaZeroSettings = field(default_factory=ScrofaZeroSettings)  # the 'scrofazero' player: search, sampling, weighting
+    raw: RawSettings = field(default_factory=RawSettings)  # the 'raw' player: num_deals, mode (value: 1-ply value search, paper | policy)
+    greed: GreedSettings = field(default_factory=GreedSettings)  # Mr. Greed: num_samples, sampled deals per decision (docs/rules.md section 9)
     deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
     deals_file: Optional[str] = None  # deal file, one 52-code line per deal (None: the 1024 standard deals)
     seed: Seed = 0  # seeds every random decision (per deal, play and seat)
     workers: NonNegativeInt = 0  # processes playing deals in parallel (0: one per CPU core)
-    greed_samples: int = 20  # sampled deals per Mr. Greed decision (docs/rules.md section 9)
     belief_games: Count = 8  # mode=belief: games whose positions are scored
     out: Optional[str] = None  # JSON file for the result (None: print only)
     distributed: one_of(*DISTRIBUTED) = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
@@ -186,10 +193,19 @@ def check_device(name: str, where: str = "train.device") -> None:
 
 def check_train(settings: TrainRootConfig) -> TrainRootConfig:
     """train.py's settings (OmegaConf.to_object of the composed config), or a ValueError naming
-    the first bad one: each field within its declared bounds, every float finite, a network
-    that can be built, a device this machine has. Nothing is read or written."""
+    the first bad one: each field within its declared bounds, every float finite and, for
+    Gongzhu, a network that can be built and a device this machine has. Nothing is read or
+    written."""
     check_settings(settings, "")
     check_settings(settings.game, "game")  # by the game's own schema
+    if isinstance(settings, GongzhuTrainConfig):
+        check_gongzhu_train(settings)
+    return settings
+
+
+def check_gongzhu_train(settings: GongzhuTrainConfig) -> None:
+    """Gongzhu's groups beyond their declared bounds: the network and every shape the schedule
+    grows it to can be built, the search is sound, the device exists."""
     model = settings.model
     check_size(model.hidden, model.num_blocks, model.aux, "model.")
     for i, phase in enumerate(settings.train.schedule):  # the shapes the schedule grows to
@@ -198,13 +214,28 @@ def check_train(settings: TrainRootConfig) -> TrainRootConfig:
                    model.aux, f"train.schedule[{i}].")
     check_search(settings.search, "search")
     check_device(settings.train.device)
-    return settings
+
+
+# evaluate.py's groups named after a player, each that player's settings class.
+PLAYER_GROUPS = ("scrofazero", "raw", "greed")
+
+
+def evaluate_settings(cfg) -> EvaluateConfig:
+    """evaluate.py's composed config as an EvaluateConfig. A player's settings class checks its
+    own values as it is built: a bad one raises its ValueError with the setting named as the
+    user spells it (`raw.num_deals must be a positive integer, got 0`)."""
+    for name in PLAYER_GROUPS:
+        try:
+            OmegaConf.to_object(cfg[name])
+        except ValueError as err:
+            raise renamed(err, {key: f"{name}.{key}" for key in cfg[name]}) from None
+    return OmegaConf.to_object(cfg)
 
 
 def check_evaluate(settings: EvaluateConfig) -> EvaluateConfig:
-    """evaluate.py's settings, or a ValueError naming the first bad one (as check_train); the
-    players' own settings (raw_mode, raw_deals, greed_samples, scrofazero.*) are checked by the
-    player registry when the player plays, here only for finite numbers and declared bounds."""
+    """evaluate.py's settings (evaluate_settings of the composed config), or a ValueError naming
+    the first bad one (as check_train); the players' own settings are checked by their settings
+    classes (evaluate_settings), here only for finite numbers and declared bounds."""
     check_settings(settings, "")
     check_settings(settings.game, "game")
     return settings

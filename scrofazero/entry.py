@@ -3,35 +3,41 @@ runner) and the registration of every hydra schema. train.py and evaluate.py pic
 `game.name`; the runners know nothing of each other. The settings are checked against their
 dataclasses' declared bounds (config.check_train, config.check_evaluate) and evaluate.py's input
 files are read and checked (the row's `inputs`) before any work. User errors (missing or corrupt
-files, bad settings, a run folder in use) end the command with one line on stderr and exit status
-2; the full traceback only with debug=true or HYDRA_FULL_ERROR=1.
+files, bad settings, a run folder in use, and a command line hydra cannot compose: a value of the
+wrong type, an unknown setting) end the command with one line on stderr and exit status 2; the
+full traceback only with debug=true or HYDRA_FULL_ERROR=1.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NoReturn
 
 from hydra.core.config_store import ConfigStore
+from hydra.errors import HydraException
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import (
     EvaluateConfig,
     GameConfig,
+    GongzhuTrainConfig,
     ModelConfig,
     TrainConfig,
     TrainRootConfig,
     check_evaluate,
     check_train,
+    evaluate_settings,
 )
 from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
 from scrofazero.fish.config import FishConfig, check_fish_inputs
 from scrofazero.fish.report import run_fish
-from scrofazero.fish.train import run_fish_training
+from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.config import PlayConfig
 from scrofazero.settings import check_settings
@@ -46,6 +52,18 @@ from scrofazero.run_lock import RunLocked
 # DealError, TranscriptError are ValueErrors), a run folder in use, a player that kills its
 # worker process.
 USER_ERRORS = (ValueError, OSError, RunLocked, BrokenProcessPool)
+# What composing a command line raises before any job runs: a value that cannot be converted to
+# its field's type, an unknown setting or option, bad override syntax.
+COMPOSE_ERRORS = (HydraException, OmegaConfBaseException)
+GONGZHU_GROUPS = ("model", "search", "train", "experiment")  # configs/train_root/gongzhu.yaml
+
+# evaluate.py's mode flags (hydra takes key=value overrides only), a file given as model=PATH
+# (`model` names train.py's network group), and the flat names the players' settings had before
+# each player had its group (deprecated: each sets its group's setting, with a note).
+EVALUATE_FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
+EVALUATE_KEYS = {"model": "predictor"}
+DEPRECATED_KEYS = {"greed_samples": "greed.num_samples", "raw_deals": "raw.num_deals",
+                   "raw_mode": "raw.mode"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,7 @@ def register_configs() -> None:
     store = ConfigStore.instance()
     store.store(name="evaluate_schema", node=EvaluateConfig)
     store.store(name="train_schema", node=TrainRootConfig)
+    store.store(group="train_root", name="gongzhu_schema", node=GongzhuTrainConfig)
     store.store(name="play_schema", node=PlayConfig)
     for name, entry in GAMES.items():
         store.store(group="game", name=f"{name}_schema", node=entry.schema)
@@ -83,16 +102,101 @@ def game_entry(name: str) -> GameEntry:
     return GAMES[name]
 
 
+# HYDRA_FULL_ERROR as the user set it while run_script has set it for hydra (None: not within
+# run_script, the environment tells).
+_user_full_error: bool | None = None
+
+
+def _full_traceback(debug) -> bool:
+    """Whether an error shows its traceback: debug=true, or HYDRA_FULL_ERROR=1 set by the user."""
+    if _user_full_error is None:
+        return bool(debug) or os.environ.get("HYDRA_FULL_ERROR") == "1"
+    return bool(debug) or _user_full_error
+
+
+def _exit_with(message: str) -> NoReturn:
+    """End the command as every user error ends: one line on stderr, exit status 2."""
+    message = " ".join(message.split())
+    print(f"error: {message} (debug=true shows the traceback)", file=sys.stderr)
+    sys.exit(2)
+
+
 def reported(job: Callable, cfg):
     """job(cfg), with a user error turned into one line on stderr and exit status 2."""
     try:
         return job(cfg)
     except USER_ERRORS as err:
-        if cfg.get("debug") or os.environ.get("HYDRA_FULL_ERROR") == "1":
+        if _full_traceback(cfg.get("debug")):
             raise
-        message = " ".join(str(err).split()) or type(err).__name__
-        print(f"error: {message} (debug=true shows the traceback)", file=sys.stderr)
-        sys.exit(2)
+        _exit_with(" ".join(str(err).split()) or type(err).__name__)
+
+
+def run_script(main: Callable[[], None]) -> None:
+    """Run a script's hydra.main function. A command line hydra cannot compose ends like every
+    other bad setting, in one line naming it and exit status 2 (hydra alone prints several lines
+    and exits 1); hydra's own flags (-m, --help, --cfg, ...) are untouched. Hydra raises its
+    errors instead of printing them while HYDRA_FULL_ERROR=1, so it is set meanwhile."""
+    global _user_full_error
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    _user_full_error = before == "1"
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        main()
+    except COMPOSE_ERRORS as err:
+        debug = any(arg.lower() == "debug=true" for arg in sys.argv[1:])
+        if _full_traceback(debug) or _within_a_job(err):
+            raise
+        _exit_with(composition_message(err))
+    finally:
+        _user_full_error = None
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def _within_a_job(err: BaseException) -> bool:
+    """Whether `err` came out of a job (train, evaluate, play) rather than out of composing its
+    config: a job's errors pass through `reported`."""
+    frame = err.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code is reported.__code__:
+            return True
+        frame = frame.tb_next
+    return False
+
+
+def composition_message(err: BaseException) -> str:
+    """A composition error as `setting=value: what is wrong`: hydra's message without the config
+    file it arose in and its config search path, and the first line of OmegaConf's cause (the
+    rest repeats the key and names the schema classes)."""
+    message = str(err).split("\nConfig search path")[0].strip()
+    message = re.sub(r"^In '[^']*': ", "", message).removeprefix("Error merging override ")
+    cause = err.__cause__
+    if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
+        message += ": " + str(cause).strip().splitlines()[0]
+    unknown = re.match(r"Could not override '(\w+)", message)
+    if unknown and unknown.group(1) in GONGZHU_GROUPS:  # a side game's run, most likely
+        message += f" ({', '.join(GONGZHU_GROUPS)} are settings of train.py game=gongzhu only)"
+    return message
+
+
+def evaluate_arguments(argv: list[str]) -> list[str]:
+    """evaluate.py's command line (after the script's name) as hydra takes it: the mode flags
+    as `mode=`, model=PATH as predictor=PATH and a deprecated flat name as its group's setting,
+    with a note on stderr."""
+    out = []
+    for arg in argv:
+        key, equals, value = arg.partition("=")
+        if arg in EVALUATE_FLAGS:
+            arg = EVALUATE_FLAGS[arg]
+        elif equals and key in EVALUATE_KEYS:
+            arg = f"{EVALUATE_KEYS[key]}={value}"
+        elif equals and key in DEPRECATED_KEYS:
+            arg = f"{DEPRECATED_KEYS[key]}={value}"
+            print(f"note: {key}= is deprecated; it sets {DEPRECATED_KEYS[key]}=", file=sys.stderr)
+        out.append(arg)
+    return out
 
 
 def train(cfg):
@@ -132,7 +236,7 @@ def _train(cfg):
 
 def _evaluate(cfg) -> dict:
     entry = game_entry(cfg.game.name)
-    check_evaluate(OmegaConf.to_object(cfg))
+    check_evaluate(evaluate_settings(cfg))
     if cfg.get("predictor") and (cfg.game.name != "fish" or cfg.mode != "track"):
         raise ValueError(f"model={cfg.predictor} (a learned hand predictor) is read by game=fish "
                          f"mode=track only, not game={cfg.game.name} mode={cfg.mode}")

@@ -24,7 +24,7 @@ from composed import config, refused
 
 from scrofazero import entry
 from scrofazero.cluster import _check_reachable
-from scrofazero.fish.predictor import (
+from scrofazero.fish.prediction.network import (
     PredictorConfig,
     PredictorNet,
     load_predictor,

@@ -7,7 +7,7 @@ no output file; `--wpg` measures the ScrofaZero player by default and writes wpg
 deals, games and seconds_per_game; `--matrix` takes the network players and prints the
 intransitivity epsilon; mode=belief writes the belief diagnostic; without checkpoint=PATH the
 newest checkpoints/*/latest.pt is used, and a missing one is named. With several workers a
-player that cannot be built (an empty checkpoint, greed_samples=0) ends the run within seconds
+player that cannot be built (an empty checkpoint, greed.num_samples=0) ends the run within seconds
 with a non-zero exit and a message naming the file or the setting. game=tiny_crew writes its
 exact report (computed in-process through entry.evaluate, what evaluate.py calls: a fresh
 process would spend most of its time compiling the numba core) and evaluate.py refuses an
@@ -60,7 +60,7 @@ def test_matrix_json(tmp_path):
 
 def test_wpg_json(tmp_path):
     out = tmp_path / "w.json"
-    proc = run_cli("--wpg", "player=random", "deals=2", "greed_samples=4", f"out={out}")
+    proc = run_cli("--wpg", "player=random", "deals=2", "greed.num_samples=4", f"out={out}")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["player"] == "random" and result["deals"] == 2
@@ -95,7 +95,7 @@ def tiny_checkpoint(tmp_path_factory):
 def test_wpg_scrofazero_default_player(tiny_checkpoint, tmp_path):
     out = tmp_path / "w.json"
     ckpt = tiny_checkpoint / "run" / "latest.pt"
-    proc = run_cli("--wpg", f"checkpoint={ckpt}", "deals=1", "greed_samples=4",
+    proc = run_cli("--wpg", f"checkpoint={ckpt}", "deals=1", "greed.num_samples=4",
                    "scrofazero.sampling.method=uniform", "scrofazero.sampling.num_deals=3",
                    "scrofazero.search.selection=puct", "scrofazero.search.c_puct=7.5",
                    f"out={out}")
@@ -129,7 +129,7 @@ def test_matrix_with_network_players_prints_epsilon(tiny_checkpoint, tmp_path):
 def test_belief_mode(tiny_checkpoint, tmp_path):
     out = tmp_path / "b.json"
     ckpt = tiny_checkpoint / "run" / "latest.pt"
-    proc = run_cli("mode=belief", "player=raw", "raw_mode=policy", "belief_games=1",
+    proc = run_cli("mode=belief", "player=raw", "raw.mode=policy", "belief_games=1",
                    f"checkpoint={ckpt}", f"out={out}")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
@@ -196,20 +196,22 @@ def test_empty_checkpoint_with_two_workers_fails_fast(tmp_path):
 
 def test_bad_setting_with_two_workers_is_named(tmp_path):
     out = tmp_path / "never.json"
+    # the deprecated flat name sets greed.num_samples and the error names that
     proc = run_cli_workers("--wpg", "player=random", "deals=2", "greed_samples=0", f"out={out}")
     assert proc.returncode != 0
-    assert "greed_samples must be a positive integer, got 0" in proc.stderr
+    assert "greed.num_samples must be a positive integer, got 0" in proc.stderr
     assert not out.exists()
 
 
 @pytest.mark.parametrize("setting, value, players, message", [
-    ("greed_samples", 0, ["random", "greed"], "greed_samples must be a positive integer, got 0"),
-    ("raw_deals", 0, ["random", "raw"], "raw_deals must be a positive integer, got 0"),
-    ("raw_mode", "best", ["random", "raw"], "raw_mode must be one of value, policy, got 'best'"),
+    ("greed.num_samples", 0, ["random", "greed"],
+     "greed.num_samples must be a positive integer, got 0"),
+    ("raw.num_deals", 0, ["random", "raw"], "raw.num_deals must be a positive integer, got 0"),
+    ("raw.mode", "best", ["random", "raw"], "raw.mode must be one of value, policy, got 'best'"),
 ])
 def test_player_settings_are_named(setting, value, players, message):
     cfg = OmegaConf.structured(EvaluateConfig)
-    cfg[setting] = value
+    OmegaConf.update(cfg, setting, value)
     with pytest.raises(ValueError, match=message):
         _agent_kwargs(cfg, players, 2)
     # the settings of a player who does not play are not checked

@@ -210,7 +210,7 @@ def test_checker_accepts_a_clean_graph():
 
 def test_tests_mirror_the_package():
     for folder in sorted(p for p in (ROOT / "tests").iterdir() if p.is_dir()):
-        if folder.name in ("helpers", "__pycache__"):
+        if folder.name in ("helpers", "data", "__pycache__"):  # shared code and recorded data
             continue
         for sub in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
             if sub.name == "__pycache__":

@@ -48,7 +48,7 @@ def test_a_registered_player_plays_through_evaluate(toy, capsys):
     assert result["margin"][0][1] == -result["margin"][1][0] != 0
     lowest = run_evaluate(evaluate_config("mode=matrix", "players=[toy,random]", "deals=2"))
     assert lowest["margin"] != result["margin"]  # the setting reached the player
-    wpg = run_evaluate(evaluate_config("mode=wpg", "player=toy", "deals=1", "greed_samples=2",
+    wpg = run_evaluate(evaluate_config("mode=wpg", "player=toy", "deals=1", "greed.num_samples=2",
                                        "+toy.end=highest"))
     assert wpg["settings"] == {"end": "highest"} and wpg["checkpoint"] is None
     capsys.readouterr()

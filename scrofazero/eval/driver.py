@@ -56,12 +56,6 @@ def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = SHIPP
         "`python train.py` or set checkpoint=PATH")
 
 
-# evaluate.py's flat names of some players' settings, (player, setting) -> key, kept until
-# EvaluateConfig holds one group per player named after it (as it does for `scrofazero`).
-FLAT_SETTINGS = {("greed", "num_samples"): "greed_samples", ("raw", "num_deals"): "raw_deals",
-                 ("raw", "mode"): "raw_mode"}
-
-
 def _group(cfg, name: str) -> dict:
     """The settings the config's group named after a player gives (field -> value); {} if none."""
     node = cfg.get(name)
@@ -78,17 +72,14 @@ def _group(cfg, name: str) -> dict:
 def player_settings(cfg, spec: PlayerSpec):
     """The player's settings as evaluate.py's config gives them: its group `NAME.SETTING`
     (`+NAME.SETTING=...` on the command line for a player without a schema group), else the
-    flat keys of FLAT_SETTINGS, else the defaults. A bad one raises an error naming it as the
-    user spelled it."""
-    given = _group(cfg, spec.name)
-    spelled = {key: f"{spec.name}.{key}" for key in given}
-    for (player, setting), key in FLAT_SETTINGS.items():
-        if player == spec.name and setting not in given:
-            given[setting], spelled[setting] = cfg[key], key
-    try:
-        return spec.settings_from(given)
+    defaults. A bad one raises an error naming it as the user spelled it."""
+    node = cfg.get(spec.name)
+    keys = [f.name for f in dataclasses.fields(spec.settings)]
+    keys += list(node.keys()) if hasattr(node, "keys") else []  # an unknown one is named too
+    try:  # the group's class checks its values as it is built, too
+        return spec.settings_from(_group(cfg, spec.name))
     except ValueError as err:
-        raise renamed(err, spelled) from None
+        raise renamed(err, {key: f"{spec.name}.{key}" for key in keys}) from None
 
 
 def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:

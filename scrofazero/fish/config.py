@@ -1,4 +1,12 @@
-"""Fish's options: the `game=fish` config group of evaluate.py."""
+"""Fish's options: the `game=fish` config group of train.py and evaluate.py, one part per use.
+
+`game.match` (the games played: evaluate.py mode=match, and the rules of self-play and its
+evaluations), `game.track` (mode=track: the belief scored on the recordings), `game.player`
+(each player's settings, the roster's dataclasses: `game.player.logic.hide_margin=0.05`),
+`game.selfplay` (train.py: the learned player's REINFORCE) and `game.predictor` (train.py
+game.learner=predictor: the hand predictor's training, the dataclass its loop takes).
+Invariant: every part is read where it is used, as it is; nothing is reshaped on the way.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,12 @@ from typing import Annotated, Optional
 from pydantic import Field
 
 from scrofazero.config import GameConfig
-from scrofazero.fish.predictor import CORES, load_predictor
-from scrofazero.fish.train import CALL_CHECKS, LEARNERS, OPPONENTS
-from scrofazero.games.fish.cards import TABLE_SIZES
+from scrofazero.fish.learning.train import CALL_CHECKS, LEARNERS, OPPONENTS
+from scrofazero.fish.players.learned import LearnedSettings
+from scrofazero.fish.players.logic import LogicSettings, RandomSettings
+from scrofazero.fish.players.search import SearchSettings
+from scrofazero.fish.prediction.network import load_predictor
+from scrofazero.fish.prediction.training import PredictorTraining, TableSizes
 from scrofazero.games.fish.rules import CALL_MODES
 from scrofazero.settings import (
     Count,
@@ -25,52 +36,80 @@ from scrofazero.settings import (
     one_of,
 )
 
-TableSizes = Annotated[list[one_of(*TABLE_SIZES)], Field(min_length=1)]  # 6 and/or 8 players
 Probabilities = Annotated[list[Fraction], Field(min_length=2, max_length=2)]  # [start, end]
+
+
+@dataclass
+class FishMatch:
+    """The games played: evaluate.py mode=match's, and the rules of train.py's self-play and of
+    its evaluations against logic."""
+
+    games: Count = 50  # mode=match: deals per table size, each played twice with the teams swapped
+    table_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # mode=match and self-play's evaluations: table sizes played (6 and/or 8 players)
+    calls: one_of(*CALL_MODES) = "any_time"  # any_time (any seat between moves) | own_turn
+    ask_held_allowed: bool = False  # asking for a card one holds is legal (breaks the "asker lacks it" inference)
+    max_moves: Count = 1000  # past this many moves the player to move must call
+
+
+@dataclass
+class FishTrack:
+    """evaluate.py mode=track: the exact belief's hand prediction on recorded games."""
+
+    transcripts: Optional[list[str]] = None  # recorded games (None: the shipped recordings)
+    soft: NonNegative = 0.0  # tempering of the soft ask evidence (0: pure logic)
+    ask_other: Fraction = 0.5  # weight of "the asker holds another card of the set" (1: a rule, 0.5: no evidence)
+    ask_lacks: Fraction = 0.5  # weight of "the asker lacks the asked card" (1: a rule, 0.5: no evidence)
+    ask_target: Fraction = 0.5  # weight of "the target holds another card of the set" (0.5: no evidence)
+    fit_ask_model: bool = False  # fit the three ask weights on a grid, leave-one-file-out (several minutes)
+    fit_stride: Count = 4  # with fit_ask_model: score every n-th position while fitting
+
+
+@dataclass
+class FishPlayers:
+    """Each player's settings (fish/players/roster.py), by player name; logic_open takes
+    logic's. The learned player's scorer file is evaluate.py's `checkpoint=`."""
+
+    random: RandomSettings = field(default_factory=RandomSettings)
+    logic: LogicSettings = field(default_factory=LogicSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    learned: LearnedSettings = field(default_factory=LearnedSettings)
+
+
+@dataclass
+class FishSelfPlay:
+    """train.py game.learner=player: the learned player by self-play REINFORCE
+    (fish/learning/)."""
+
+    updates: Count = 300  # Adam steps, each on games_per_update self-play games
+    games_per_update: Count = 8  # self-play games per update
+    train_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # table sizes of the self-play games, alternating
+    opponent: one_of(*OPPONENTS) = "self"  # self (every seat the learner) | logic (one team the learner, the other logic)
+    lr: Positive = 1.0e-3  # Adam learning rate
+    hidden: at_most(65536) = 64  # width of the scorer's two hidden layers
+    alpha: Finite = 10.0  # initial weight of the move's success probability in its score
+    gamma: Share = 0.98  # discount per move of the set and win rewards
+    hit_reward: Finite = 0.1  # shaping, +this for a hit, -this for a miss (the ask's own return)
+    win_reward: Finite = 1.0  # reward of winning (-: losing) the game
+    value_weight: NonNegative = 0.5  # weight of the baseline's squared error in the loss
+    entropy_weight: NonNegative = 0.01  # weight of the policy entropy bonus
+    helping: Probabilities = field(default_factory=lambda: [0.0, 0.0])  # [start,end] probability that the learner's move is replaced by a call of a set its team holds or a hitting ask (linear over the run)
+    eval_every: NonNegativeInt = 50  # updates between evaluations against logic, also at the end (0: never)
+    eval_games: Count = 6  # deals per table size of game.match.table_sizes (x2, teams swapped) at each evaluation against logic
+    eval_seed: Seed = 1  # seed of the evaluation deals (evaluate.py's default is 0)
+    checkpoint_every: Count = 10  # updates between checkpoints (and always at the end)
+    call_checks: one_of(*CALL_CHECKS) = "mover"  # learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as in matches; slower)
+    seed: Seed = 0  # seeds every self-play game (with its index) and the scorer's initial weights
 
 
 @dataclass
 class FishConfig(GameConfig):
     name: str = "fish"
-    table_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # mode=match: table sizes played (6 and/or 8 players)
-    calls: one_of(*CALL_MODES) = "any_time"  # mode=match: any_time (any seat between moves) | own_turn
-    ask_held_allowed: bool = False  # mode=match: asking for a card one holds is legal (breaks the "asker lacks it" inference)
-    soft: NonNegative = 0.0  # belief tracker: tempering of the soft ask evidence (0: pure logic)
-    ask_other: Fraction = 0.5  # belief tracker: weight of "the asker holds another card of the set" (1: a rule, 0.5: no evidence)
-    ask_lacks: Fraction = 0.5  # belief tracker: weight of "the asker lacks the asked card" (1: a rule, 0.5: no evidence)
-    ask_target: Fraction = 0.5  # belief tracker: weight of "the target holds another card of the set" (0.5: no evidence)
-    fit_ask_model: bool = False  # mode=track: fit the three ask weights on a grid, leave-one-file-out (several minutes)
-    fit_stride: Count = 4  # mode=track with fit_ask_model: score every n-th position while fitting
-    max_moves: Count = 1000  # mode=match: past this many moves the player to move must call
-    random_call_prob: Fraction = 0.05  # the random player's chance of a random call on its turn
-    hide_margin: Fraction = 0.0  # logic player: hit probability it may give up to ask in a set it has already shown
-    transcripts: Optional[list[str]] = None  # mode=track: recorded games (None: the shipped recordings)
-    games: Count = 50  # mode=match: deals per table size, each played twice with the teams swapped
-    learner: one_of(*LEARNERS) = "player"  # train.py: player (the self-play scorer, fish/train.py) | predictor (the hand predictor on simulated games, fish/predictor.py)
-    predictor_core: one_of(*CORES) = "gru"  # train.py game.learner=predictor: gru | lstm | transformer | none (the ablation)
-    predictor_steps: Count = 300  # train.py game.learner=predictor: Adam steps of 8 sequences
-    predictor_games: Count = 200  # train.py game.learner=predictor: simulated games per table size (generated into predictor_data/train when empty)
-    predictor_data: str = "results/fish_predictor"  # train.py game.learner=predictor: folder of the simulated games (train/, val/)
-    predictor_minutes: Positive = 60.0  # train.py game.learner=predictor: stop training after this long
-    learned_greedy: bool = True  # learned player (evaluate.py): play the best-scored move (false: draw from the softmax)
-    updates: Count = 300  # train.py: Adam steps, each on game.games_per_update self-play games
-    games_per_update: Count = 8  # train.py: self-play games per update
-    train_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # train.py: table sizes of the self-play games, alternating
-    opponent: one_of(*OPPONENTS) = "self"  # train.py: self (every seat the learner) | logic (one team the learner, the other logic)
-    lr: Positive = 1.0e-3  # train.py: Adam learning rate
-    hidden: at_most(65536) = 64  # train.py: width of the scorer's two hidden layers
-    alpha: Finite = 10.0  # train.py: initial weight of the move's success probability in its score
-    gamma: Share = 0.98  # train.py: discount per move of the set and win rewards
-    hit_reward: Finite = 0.1  # train.py: shaping, +this for a hit, -this for a miss (the ask's own return)
-    win_reward: Finite = 1.0  # train.py: reward of winning (-: losing) the game
-    value_weight: NonNegative = 0.5  # train.py: weight of the baseline's squared error in the loss
-    entropy_weight: NonNegative = 0.01  # train.py: weight of the policy entropy bonus
-    helping: Probabilities = field(default_factory=lambda: [0.0, 0.0])  # train.py: [start,end] probability that the learner's move is replaced by a call of a set its team holds or a hitting ask (linear over the run)
-    eval_every: NonNegativeInt = 50  # train.py: updates between evaluations against logic, also at the end (0: never)
-    eval_games: Count = 6  # train.py: deals per table size (x2, teams swapped) at each evaluation against logic
-    eval_seed: Seed = 1  # train.py: seed of the evaluation deals (evaluate.py's default is 0)
-    checkpoint_every: Count = 10  # train.py: updates between checkpoints (and always at the end)
-    call_checks: one_of(*CALL_CHECKS) = "mover"  # train.py: learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as in matches; slower)
+    learner: one_of(*LEARNERS) = "player"  # train.py: player (the self-play scorer, game.selfplay) | predictor (the hand predictor on simulated games, game.predictor)
+    match: FishMatch = field(default_factory=FishMatch)
+    track: FishTrack = field(default_factory=FishTrack)
+    player: FishPlayers = field(default_factory=FishPlayers)
+    selfplay: FishSelfPlay = field(default_factory=FishSelfPlay)
+    predictor: PredictorTraining = field(default_factory=PredictorTraining)
 
 
 def check_fish_inputs(cfg) -> None:

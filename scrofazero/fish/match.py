@@ -2,7 +2,7 @@
 
 Each deal is played twice with the teams' players swapped (and the first player rotating over
 the deals), so both kinds face the same cards from both sides. The runner owns the engine; the
-players see only their views (FishState.view) and the public events (fish/players.py).
+players see only their views (FishState.view) and the public events (fish/players/protocol.py: FishPlayer).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from scrofazero.fish.roster import make_fish_player
+from scrofazero.fish.players.roster import make_fish_player
 from scrofazero.games.fish.events import Event
 from scrofazero.games.fish.rules import AskMove, FishState, Params
 

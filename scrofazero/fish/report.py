@@ -1,21 +1,22 @@
 """`python evaluate.py game=fish mode=track|match`: the Fish reports.
 
 track: the hand-prediction accuracy of the exact belief tracker on recorded human games
-(fish/prediction.py) next to plain counting; match: two player kinds as teams at every
+(fish/prediction/metric.py) next to plain counting; match: two player kinds as teams at every
 configured table size (fish/match.py), win rates with 95% intervals.
 """
 
 from __future__ import annotations
 
+from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from scrofazero.fish.ask_fit import ask_statistics, fit_leave_one_out, grid_models
-from scrofazero.fish.belief_evidence import AskModel
-from scrofazero.fish.learned import DEFAULT_MODEL
+from scrofazero.fish.belief.evidence import AskModel
 from scrofazero.fish.match import run_match
-from scrofazero.fish.prediction import evaluate_predictions, load_recordings
-from scrofazero.fish.predictor import evaluate_predictor
-from scrofazero.fish.roster import FISH_PLAYERS
+from scrofazero.fish.players.roster import FISH_PLAYERS
+from scrofazero.fish.players.scorer import DEFAULT_MODEL
+from scrofazero.fish.prediction.ask_fit import ask_statistics, fit_leave_one_out, grid_models
+from scrofazero.fish.prediction.metric import evaluate_predictions, load_recordings
+from scrofazero.fish.prediction.scoring import evaluate_predictor
 from scrofazero.games.fish.transcripts import recording_paths
 
 FISH_MODES = ("track", "match")
@@ -28,12 +29,12 @@ def run_fish(cfg) -> dict:
 
 
 def _track(cfg) -> dict:
-    g = cfg.game
+    g = cfg.game.track
     paths = list(g.transcripts) if g.transcripts else recording_paths()
     games, issues = load_recordings(paths, tolerant=True)
     model = AskModel(g.ask_other, g.ask_lacks, g.ask_target)
     if g.fit_stride < 1:
-        raise ValueError(f"game.fit_stride must be >= 1, got {g.fit_stride}")
+        raise ValueError(f"game.track.fit_stride must be >= 1, got {g.fit_stride}")
     result = evaluate_predictions(games, soft=g.soft, model=model)
     if not result["predictions"]:
         # an accuracy of nothing is no result: refuse rather than report NaN with exit 0
@@ -73,7 +74,7 @@ def _track(cfg) -> dict:
 
 
 def _predictor_rows(path: str, games, tracker: dict) -> dict:
-    """The learned predictor (fish/predictor.py) on the same positions as the tracker rows
+    """The learned predictor (fish/prediction/scoring.py) on the same positions as the tracker rows
     above; its own tracker figures use the model's float32 tie rule (`tracker_matched`)."""
     scored = evaluate_predictor(path, games)
     matched = scored["tracker_matched"]
@@ -106,27 +107,23 @@ def _share(accuracy) -> str:
 
 
 def _match(cfg) -> dict:
-
     names = list(cfg.players)
     if len(names) != 2 or any(name not in FISH_PLAYERS for name in names):
-        raise ValueError(f"game=fish mode=match needs players=[A,B] with A, B in {FISH_PLAYERS}, "
-                         f"got players={names}")
-    if cfg.game.games < 1:
-        raise ValueError(f"game.games must be >= 1, got {cfg.game.games}")
-    g = cfg.game
+        raise ValueError(f"game=fish mode=match needs players=[A,B] with A, B in "
+                         f"{tuple(FISH_PLAYERS)}, got players={names}")
+    g = cfg.game.match
+    players = OmegaConf.to_object(cfg.game.player)  # FishPlayers: each player's settings
     params = {"calls": g.calls, "ask_held_allowed": bool(g.ask_held_allowed)}
-    kwargs = {"random": {"call_prob": float(g.random_call_prob)},
-              "logic": {"soft": float(g.soft), "hide_margin": float(g.hide_margin)},
-              "logic_open": {"soft": float(g.soft)}}
+    kwargs = {name: {"settings": getattr(players, "logic" if name == "logic_open" else name)}
+              for name in FISH_PLAYERS}
     checkpoint = cfg.checkpoint or DEFAULT_MODEL  # the learned player's scorer file
     tables = {}
     for size in g.table_sizes:
-        calls: dict = {}  # the learned players' calls at this table size (fish/learned.py)
-        kwargs["learned"] = {"checkpoint": checkpoint, "greedy": bool(g.learned_greedy),
-                             "stats": calls}
-        with tqdm(total=2 * cfg.game.games, disable=not cfg.progress, unit="game",
+        calls: dict = {}  # the learned players' calls at this table size (fish/players/learned.py)
+        kwargs["learned"].update(checkpoint=checkpoint, stats=calls)
+        with tqdm(total=2 * g.games, disable=not cfg.progress, unit="game",
                   desc=f"{names[0]} vs {names[1]}, {size} players") as bar:
-            tables[str(size)] = run_match(names, int(size), cfg.game.games, seed=cfg.seed,
+            tables[str(size)] = run_match(names, int(size), g.games, seed=cfg.seed,
                                           params_kwargs=params, player_kwargs=kwargs,
                                           max_moves=g.max_moves, progress=bar.update)
         if "learned" in names:
@@ -143,8 +140,9 @@ def _match(cfg) -> dict:
         if "learned_calls" in r:
             c = r["learned_calls"]
             print(f"    learned calls right: {c['right']} of {c['calls']}")
-    return {"players": names, "games_per_table": 2 * cfg.game.games, "tables": tables,
-            "settings": {**params, "soft": g.soft, "max_moves": g.max_moves,
-                         "hide_margin": g.hide_margin,
-                         "random_call_prob": g.random_call_prob, "seed": cfg.seed,
+    return {"players": names, "games_per_table": 2 * g.games, "tables": tables,
+            "settings": {**params, "max_moves": g.max_moves, "seed": cfg.seed,
+                         "players": {name: OmegaConf.to_container(cfg.game.player[name])
+                                     for name in sorted({"logic" if n == "logic_open" else n
+                                                         for n in names})},
                          **({"checkpoint": checkpoint} if "learned" in names else {})}}

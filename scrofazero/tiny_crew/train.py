@@ -53,8 +53,7 @@ def run_tiny_crew_training(cfg) -> dict:
 
 def run_settings(run_meta: dict) -> dict:
     """The run's meta as the settings the harness compares, named as the config names them."""
-    return {"game": {k: v for k, v in run_meta.items() if k != "seed"},
-            "train": {"seed": run_meta["seed"]}}
+    return {"game": {k: v for k, v in run_meta.items() if k != "seed"}, "seed": run_meta["seed"]}
 
 
 def _train(cfg, folder: RunFolder) -> dict:
@@ -63,8 +62,8 @@ def _train(cfg, folder: RunFolder) -> dict:
     setting = setting_from_config(g)
     params = setting.params
     run_meta = {"method": g.method, "setting": dict(params.__dict__),
-                "deal_stride": int(g.deal_stride), "seed": int(cfg.train.seed)}
-    learner = _learner(g, setting, params, int(cfg.train.seed))
+                "deal_stride": int(g.deal_stride), "seed": int(cfg.seed)}
+    learner = _learner(g, setting, params, int(cfg.seed))
     envelope = _start_or_resume(run_dir, cfg.resume, run_meta, learner,
                                 list(cfg.get("resume_overrides") or []))
     done, elapsed = 0, 0.0
@@ -170,6 +169,8 @@ def load_envelope(path: Path) -> Envelope:
         return Envelope(GAME, settings=run_settings(info["meta"]), step=info["iterations"],
                         state=found, path=str(path))
     envelope = Envelope.read_header(header, found, path, GAME)
+    if "train" in envelope.settings:  # written while the seed was named train.seed
+        envelope.settings = run_settings(info["meta"])
     if envelope.step != info["iterations"]:
         raise RunError(f"{path}: run header step {envelope.step} differs from its "
                        f"{info['iterations']} iterations")

@@ -2,11 +2,12 @@
 
 Invariants: every registered player's settings fields are keyword arguments of its builder with
 the same defaults (the names a user gives are the ones the builder receives), and its default
-settings build it; evaluate.py's settings (greed_samples, raw_deals, raw_mode, scrofazero.*)
-arrive as those arguments; a bad setting is named as the user spelled it; `decide` gives the
-card `act` gives from the same rng, and for the ScrofaZero player an explanation whose values
-are its searched scores and whose belief is a distribution over seats built from its weighted
-deals, seats it can see excluded; a player with only `act` explains nothing.
+settings build it; evaluate.py's settings (greed.*, raw.*, scrofazero.*: the groups named after
+the players, their settings classes) arrive as those arguments; a bad setting is named as the
+user spelled it; `decide` gives the card `act` gives from the same rng, and for the ScrofaZero
+player an explanation whose values are its searched scores and whose belief is a distribution
+over seats built from its weighted deals, seats it can see excluded; a player with only `act`
+explains nothing.
 """
 
 import dataclasses
@@ -19,9 +20,10 @@ from omegaconf import OmegaConf
 from positions import random_position
 
 from scrofazero.agents import PLAYERS, decide, make_agent, player_spec
+from scrofazero.agents.raw_net import RawSettings
 from scrofazero.agents.registry import NoSettings
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent, ScrofaZeroSettings
-from scrofazero.config import EvaluateConfig, PlayerConfig
+from scrofazero.config import EvaluateConfig
 from scrofazero.eval.driver import _agent_kwargs
 from scrofazero.nn.network import PolicyValueNet
 
@@ -50,7 +52,7 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     cfg = OmegaConf.structured(EvaluateConfig)
     cfg.checkpoint = str(tmp_path / "net.pt")  # found, not loaded
     (tmp_path / "net.pt").write_bytes(b"")
-    cfg.greed_samples, cfg.raw_deals, cfg.raw_mode = 7, 3, "policy"
+    cfg.greed.num_samples, cfg.raw.num_deals, cfg.raw.mode = 7, 3, "policy"
     cfg.scrofazero.sampling.per_stratum = 1
     kwargs, checkpoint = _agent_kwargs(cfg, ["greed", "raw", "scrofazero", "if"], 1)
     assert kwargs["greed"] == {"num_samples": 7} and "if" not in kwargs
@@ -59,9 +61,9 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     assert kwargs["scrofazero"]["sampling"].per_stratum == 1
     assert set(kwargs["scrofazero"]) == {"search", "sampling", "weighting", "checkpoint"}
     assert make_agent("greed", **kwargs["greed"]).num_samples == 7
-    # evaluate.py's scrofazero group and the player's settings are the same fields
-    assert [f.name for f in dataclasses.fields(PlayerConfig)] == \
-        [f.name for f in dataclasses.fields(ScrofaZeroSettings)]
+    # evaluate.py's player groups are the players' settings classes
+    fields = {f.name: f.default_factory for f in dataclasses.fields(EvaluateConfig)}
+    assert fields["scrofazero"] is ScrofaZeroSettings and fields["raw"] is RawSettings
 
 
 def test_a_bad_setting_is_named_as_given():

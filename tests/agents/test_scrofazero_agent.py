@@ -133,12 +133,12 @@ def test_one_default_player_everywhere():
     """The player's defaults are set once (play_search, play_sampling) and reach every way of
     building it: the agent's own defaults and evaluate.py's `scrofazero` settings."""
     from scrofazero.agents.scrofazero_agent import play_sampling, play_search
-    from scrofazero.config import PlayerConfig
+    from scrofazero.config import EvaluateConfig
 
     agent = ScrofaZeroAgent(model=tiny_net())
-    settings = PlayerConfig()
+    settings = EvaluateConfig().scrofazero
     assert agent.mcts == settings.search == play_search()
     assert agent.sampling == settings.sampling == play_sampling()
     assert (play_search().budget_base, play_search().budget_per_legal) == (5, 1)
     assert play_sampling().per_stratum == 2 and play_sampling().num_important == 2
-    assert settings.search is not PlayerConfig().search  # a fresh config each time
+    assert settings.search is not EvaluateConfig().scrofazero.search  # a fresh config each time

@@ -1,4 +1,4 @@
-"""Fitting the behaviour-aware belief (scrofazero/fish/ask_fit.py).
+"""Fitting the behaviour-aware belief (scrofazero/fish/prediction/ask_fit.py).
 
 Invariants: the ask statistics count, from the true hands, exactly the asks that break or keep
 each rule (checked on engine games against a direct replay, including asks for held cards);
@@ -8,9 +8,9 @@ files (never on the file itself) and scores each file in full with its fold's mo
 
 import numpy as np
 
-from scrofazero.fish.ask_fit import ask_statistics, fit_leave_one_out
-from scrofazero.fish.belief_evidence import AskModel
-from scrofazero.fish.prediction import evaluate_game, game_from_events
+from scrofazero.fish.prediction.ask_fit import ask_statistics, fit_leave_one_out
+from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.prediction.metric import evaluate_game, game_from_events
 from scrofazero.games.fish.cards import set_cards, set_of
 from scrofazero.games.fish.events import Ask
 from scrofazero.games.fish.rules import FishState, Params

@@ -52,8 +52,8 @@ def run_here(capsys, monkeypatch):
 def test_track_one_recording(tmp_path):
     path = next(p for p in recording_paths() if "1527" in p.name)  # the 6-player game
     out = tmp_path / "t.json"
-    proc = run_cli("mode=track", f"game.transcripts=[{path}]", "game.ask_other=0.97",
-                   "game.ask_lacks=0.9", "game.ask_target=0.7", f"out={out}",
+    proc = run_cli("mode=track", f"game.track.transcripts=[{path}]", "game.track.ask_other=0.97",
+                   "game.track.ask_lacks=0.9", "game.track.ask_target=0.7", f"out={out}",
                    f"model={SHIPPED_PREDICTOR}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -77,8 +77,8 @@ def test_track_one_recording(tmp_path):
 
 def test_track_refuses_a_weight_outside_0_1(tmp_path, run_here):
     path = next(p for p in recording_paths() if "1527" in p.name)
-    proc = run_here("mode=track", f"game.transcripts=[{path}]", "game.ask_target=1.5")
-    assert proc.returncode == 2 and "game.ask_target=1.5" in proc.stderr, proc.stderr[-2000:]
+    proc = run_here("mode=track", f"game.track.transcripts=[{path}]", "game.track.ask_target=1.5")
+    assert proc.returncode == 2 and "game.track.ask_target=1.5" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_track_reports_a_slip_and_goes_on(tmp_path, run_here):
@@ -87,7 +87,7 @@ def test_track_reports_a_slip_and_goes_on(tmp_path, run_here):
     bad = tmp_path / "slip.txt"
     bad.write_text("\n".join(lines))
     out = tmp_path / "t.json"
-    proc = run_here("mode=track", f"game.transcripts=[{bad}]", f"out={out}")
+    proc = run_here("mode=track", f"game.track.transcripts=[{bad}]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert any("slip.txt:4" in issue and "ZZ" in issue for issue in result["issues"])
@@ -96,8 +96,8 @@ def test_track_reports_a_slip_and_goes_on(tmp_path, run_here):
 
 def test_match_table(tmp_path, run_here):
     out = tmp_path / "m.json"
-    proc = run_here("mode=match", "players=[random,random]", "game.games=3",
-                    "game.table_sizes=[6,8]", f"out={out}")
+    proc = run_here("mode=match", "players=[random,random]", "game.match.games=3",
+                    "game.match.table_sizes=[6,8]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert set(result["tables"]) == {"6", "8"}
@@ -107,11 +107,11 @@ def test_match_table(tmp_path, run_here):
 
 
 def test_bad_input(run_here):
-    proc = run_here("mode=match", "players=[logic,greed]", "game.games=1")
+    proc = run_here("mode=match", "players=[logic,greed]", "game.match.games=1")
     assert proc.returncode != 0 and "greed" in proc.stderr
     proc = run_here("mode=wpg")
     assert proc.returncode != 0 and "track" in proc.stderr
-    proc = run_here("mode=match", "players=[logic,random]", "game.games=0")
+    proc = run_here("mode=match", "players=[logic,random]", "game.match.games=0")
     assert proc.returncode != 0 and "games" in proc.stderr
     proc = run_here("mode=match", "players=[logic,random]", "predictor=models/fish_predictor.pt")
     assert proc.returncode == 2 and "mode=track only" in proc.stderr
@@ -134,7 +134,7 @@ def _no_nan(text):
 def test_track_without_predictions_is_an_error_naming_the_file(tmp_path, run_here):
     empty = _recording_head(tmp_path, "header_only.txt", 0)
     out = tmp_path / "t.json"
-    proc = run_here("mode=track", f"game.transcripts=[{empty}]", f"out={out}")
+    proc = run_here("mode=track", f"game.track.transcripts=[{empty}]", f"out={out}")
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert "no predictions" in proc.stderr and str(empty) in proc.stderr, proc.stderr[-2000:]
     assert not out.exists()
@@ -144,7 +144,7 @@ def test_track_file_without_predictions_has_null_accuracy(tmp_path, run_here):
     short = _recording_head(tmp_path, "short.txt", 4)
     empty = _recording_head(tmp_path, "header_only.txt", 0)
     out = tmp_path / "t.json"
-    proc = run_here("mode=track", f"game.transcripts=[{short},{empty}]", f"out={out}")
+    proc = run_here("mode=track", f"game.track.transcripts=[{short},{empty}]", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = _no_nan(out.read_text())
     assert result["per_file"]["header_only.txt"]["predictions"] == 0

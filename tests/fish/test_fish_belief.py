@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 from fish_games import random_game
 
-from scrofazero.fish.belief import BeliefTracker, enumerate_consistent_deals
-from scrofazero.fish.belief_evidence import AskModel
-from scrofazero.fish.belief_reference import reference_probabilities
-from scrofazero.fish.prediction import true_holders
+from scrofazero.fish.belief.reference import enumerate_consistent_deals
+from scrofazero.fish.belief.tracker import BeliefTracker
+from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.belief.reference import reference_probabilities
+from scrofazero.fish.prediction.metric import true_holders
 from scrofazero.games.fish.cards import set_cards
 from scrofazero.games.fish.events import Ask, Call
 from scrofazero.games.fish.rules import FishState, Params
@@ -275,7 +276,7 @@ def test_deduction_makes_a_card_certain():
 
 
 def test_recorded_game_keeps_the_truth_possible():
-    from scrofazero.fish.prediction import load_recordings
+    from scrofazero.fish.prediction.metric import load_recordings
 
     game = next(g for g in load_recordings()[0] if g.num_players == 6)
     for observer in (0, 3):

@@ -1,4 +1,4 @@
-"""The learned Fish player (fish/learned.py) and its trainer (fish/train.py, `train.py game=fish`).
+"""The learned Fish player (fish/players/learned.py) and its trainer (fish/learning/, `train.py game=fish`).
 
 Invariants: the learned player only makes legal moves at 6 and 8 players, in matches (forced
 calls included) and in the trainer's self-play (with helping); it never repeats an ask that
@@ -27,17 +27,12 @@ from composed import config, refused
 from fish_games import Checked, deal_with
 
 from scrofazero import entry
-from scrofazero.fish.learned import (
-    FEATURES,
-    FishMind,
-    LearnedPlayer,
-    Scorer,
-    load_scorer,
-)
+from scrofazero.fish.learning.selfplay import Tally, batch_loss, play_training_game, update
+from scrofazero.fish.players.learned import FishMind, LearnedPlayer
+from scrofazero.fish.players.scorer import FEATURES, Scorer, load_scorer
 from scrofazero.fish.match import play_game
-from scrofazero.fish.players import RandomPlayer
-from scrofazero.fish.roster import make_fish_player
-from scrofazero.fish.train import _Tally, batch_loss, play_training_game, update
+from scrofazero.fish.players.logic import RandomPlayer
+from scrofazero.fish.players.roster import make_fish_player
 from scrofazero.games.fish.cards import card_id, num_sets, set_cards, set_of, teammates
 from scrofazero.games.fish.rules import AskMove, CallMove, FishState, Params
 
@@ -71,7 +66,7 @@ def test_moves_are_legal_in_matches(num_players, seeds):
 def test_self_play_games_are_legal_with_helping():
     # the trainer's own loop (its moves go through the rules engine, which refuses any
     # illegal one), every seat the learner, helping on half the moves, at both sizes
-    tally = _Tally()
+    tally = Tally()
     for index, size in enumerate([6, 8]):
         decisions = play_training_game(random_scorer(), {**META, "train_sizes": [size]}, index,
                                        0.5, tally)
@@ -242,7 +237,7 @@ def test_updates_lower_the_loss():
     net = Scorer()
     torch.manual_seed(0)
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
-    batch = play_training_game(net, META, 7, 0.0, _Tally())
+    batch = play_training_game(net, META, 7, 0.0, Tally())
     assert len(batch) > 20 and {"x", "a", "G"} <= batch[0].keys()
     before = batch_loss(net, batch, META)["loss"].item()
     for _ in range(15):
@@ -259,12 +254,12 @@ def _weights(path):
 
 
 def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
-    common = ("game=fish", "game.train_sizes=[6]", "game.games_per_update=1", "game.max_moves=40",
-              "game.helping=[0.5,0.0]", f"checkpoint_dir={tmp_path / 'ck'}",
+    common = ("game=fish", "game.selfplay.train_sizes=[6]", "game.selfplay.games_per_update=1", "game.match.max_moves=40",
+              "game.selfplay.helping=[0.5,0.0]", f"checkpoint_dir={tmp_path / 'ck'}",
               f"log_dir={tmp_path / 'runs'}")
     # a smoke run with an evaluation against logic at its end
-    entry.train(config("train", *common, "run=whole", "game.updates=2", "game.eval_every=2",
-                       "game.eval_games=1", "game.table_sizes=[6]"))
+    entry.train(config("train", *common, "run=whole", "game.selfplay.updates=2", "game.selfplay.eval_every=2",
+                       "game.selfplay.eval_games=1", "game.match.table_sizes=[6]"))
     run = tmp_path / "ck" / "whole"
     assert {"latest.pt", "model.pt", "train.jsonl", "eval.jsonl"} <= {p.name for p in
                                                                        run.iterdir()}
@@ -277,34 +272,34 @@ def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
     assert list((tmp_path / "runs" / "whole").glob("events.out.tfevents.*"))
     assert isinstance(load_scorer(run / "model.pt"), Scorer)
     # the same run in two halves, the second resumed: the same weights at the end
-    entry.train(config("train", *common, "run=split", "game.updates=1", "game.eval_every=0"))
+    entry.train(config("train", *common, "run=split", "game.selfplay.updates=1", "game.selfplay.eval_every=0"))
     half = _weights(tmp_path / "ck" / "split" / "latest.pt")
-    entry.train(config("train", *common, "run=split", "game.updates=2", "game.eval_every=0",
+    entry.train(config("train", *common, "run=split", "game.selfplay.updates=2", "game.selfplay.eval_every=0",
                        "resume=true"))
     whole, split = _weights(run / "latest.pt"), _weights(tmp_path / "ck" / "split" / "latest.pt")
     assert all(torch.equal(whole[k], split[k]) for k in whole)
     assert not all(torch.equal(half[k], split[k]) for k in half)  # the second half trained
     # an existing run is refused and left as it was; so is resuming with other settings
     before = (run / "latest.pt").read_bytes()
-    err = refused(entry.train, config("train", *common, "run=whole", "game.updates=2"),
+    err = refused(entry.train, config("train", *common, "run=whole", "game.selfplay.updates=2"),
                   capsys, monkeypatch)
     assert "exists" in err and (run / "latest.pt").read_bytes() == before
-    err = refused(entry.train, config("train", *common, "run=whole", "game.updates=3",
-                                      "game.lr=0.5", "resume=true"), capsys, monkeypatch)
+    err = refused(entry.train, config("train", *common, "run=whole", "game.selfplay.updates=3",
+                                      "game.selfplay.lr=0.5", "resume=true"), capsys, monkeypatch)
     assert "different run" in err and (run / "latest.pt").read_bytes() == before
     # evaluate.py plays the trained model (the checkpoint option reaches the player)
     out = tmp_path / "match.json"
     entry.evaluate(config("evaluate", "game=fish", "mode=match", "players=[learned,logic]",
-                          f"checkpoint={run / 'model.pt'}", "game.games=1", "game.max_moves=40",
-                          "game.table_sizes=[6]", f"out={out}"))
+                          f"checkpoint={run / 'model.pt'}", "game.match.games=1", "game.match.max_moves=40",
+                          "game.match.table_sizes=[6]", f"out={out}"))
     result = json.loads(out.read_text())
     table = result["tables"]["6"]
     assert table["games"] == 2 and result["settings"]["checkpoint"] == str(run / "model.pt")
     assert table["learned_calls"]["calls"] >= table["learned_calls"]["right"] > 0
     err = refused(entry.evaluate, config("evaluate", "game=fish", "mode=match",
                                          "players=[learned,logic]",
-                                         f"checkpoint={tmp_path / 'none.pt'}", "game.games=1",
-                                         "game.table_sizes=[6]"), capsys, monkeypatch)
+                                         f"checkpoint={tmp_path / 'none.pt'}", "game.match.games=1",
+                                         "game.match.table_sizes=[6]"), capsys, monkeypatch)
     assert "none.pt" in err
 
 

@@ -1,19 +1,24 @@
-"""Fish players (fish/players.py), their views (FishState.view) and the match runner (fish/match.py).
+"""Fish players (fish/players/: logic.py, the roster and the FishPlayer protocol), their views (FishState.view) and the match runner (fish/match.py).
 
 Invariants: random and logic players only make legal moves and every game ends; a call the
 logic player makes because its team's allocation is certain is always correct; the logic player
 takes a certain hit when one exists, calls a set as soon as it is certain, and among equally
 likely asks prefers a set it has already shown (logic_open does not); views show legal
 asks only to the player to move; swapping teams over a deal is symmetric for identical players;
-the Wilson interval matches known values; bad player names and counts are refused.
+the Wilson interval matches known values; bad player names and counts are refused; the roster
+is a table of players that implement the FishPlayer protocol.
 """
+
+import dataclasses
 
 import pytest
 from fish_games import deal_with
 
 from scrofazero.fish.match import play_game, run_match, wilson
-from scrofazero.fish.players import LogicPlayer, RandomPlayer
-from scrofazero.fish.roster import make_fish_player
+from scrofazero.fish.players.logic import LogicPlayer, LogicSettings, RandomPlayer, RandomSettings
+from scrofazero.fish.players.protocol import FishPlayer
+from scrofazero.fish.players.roster import FISH_PLAYERS, make_fish_player
+from scrofazero.fish.players.scorer import Scorer
 from scrofazero.games.fish.cards import card_id
 from scrofazero.games.fish.events import Call
 from scrofazero.games.fish.rules import AskMove, FishState, Params
@@ -145,3 +150,21 @@ def test_hiding_prefers_a_set_already_shown():
         moves[name] = player.act(game.view(0))
     assert moves["logic"] == AskMove(3, card_id("D4"))
     assert moves["logic_open"] == AskMove(3, card_id("HQ"))
+
+
+def test_the_roster_is_a_table_of_players_that_follow_the_protocol():
+    """Every FISH_PLAYERS entry builds, from its settings dataclass, a FishPlayer; a settings
+    field given by keyword reaches the player; a name or argument it does not have is refused
+    naming it."""
+    assert set(FISH_PLAYERS) == {"random", "logic", "logic_open", "search", "learned"}
+    for name, spec in FISH_PLAYERS.items():
+        assert spec.name == name and spec.about and dataclasses.is_dataclass(spec.settings)
+        player = make_fish_player(name, seed=1, **({"model": Scorer()} if name == "learned" else {}))
+        assert isinstance(player, FishPlayer), name
+    assert make_fish_player("random", call_prob=0.25).call_prob == 0.25
+    assert make_fish_player("logic", settings=LogicSettings(hide_margin=0.1)).hide_margin == 0.1
+    assert make_fish_player("logic").hide and not make_fish_player("logic_open").hide
+    with pytest.raises(ValueError, match="stats is not an argument of Fish player 'logic'"):
+        make_fish_player("logic", stats={})
+    with pytest.raises(TypeError, match="takes LogicSettings"):
+        FISH_PLAYERS["logic"].make(settings=RandomSettings())

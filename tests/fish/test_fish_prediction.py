@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_fish_belief import random_game
 
-from scrofazero.fish.prediction import (
+from scrofazero.fish.prediction.metric import (
     evaluate_game,
     evaluate_predictions,
     game_from_events,

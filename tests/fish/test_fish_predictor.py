@@ -1,4 +1,4 @@
-"""The learned hand predictor (scrofazero.fish.predictor, predictor_data).
+"""The learned hand predictor (scrofazero/fish/prediction/).
 
 Invariants: the output is a distribution over seats for every card in play, exactly 0 where the
 tracker rules a seat out and the tracker's own column where it knows the card (or the card is
@@ -18,41 +18,39 @@ import numpy as np
 import pytest
 import torch
 
-from scrofazero.fish.belief import BeliefTracker
-from scrofazero.fish.prediction import evaluate_game
-from scrofazero.fish.predictor import (
-    CERTAIN,
-    NUM_FEATURES,
-    HandPredictor,
-    PredictorConfig,
-    PredictorNet,
-    Symmetry,
-    TrainConfig,
-    collate,
-    element_features,
-    evaluate_arrays,
-    keeps_teams,
-    load_predictor,
-    masked_output,
-    observer_sequence,
-    permute_arrays,
-    permute_game,
-    predict,
-    predict_game,
-    random_symmetry,
-    save_predictor,
-    sequence_loss,
-    train_on,
-)
-from scrofazero.fish.predictor_data import (
+from scrofazero.fish.belief.tracker import BeliefTracker
+from scrofazero.fish.prediction.metric import evaluate_game
+from scrofazero.fish.prediction.data import (
     GameArrays,
     decode_events,
     encode_events,
-    fit_choice_model,
     game_arrays,
     simulate_game,
     to_recorded_game,
 )
+from scrofazero.fish.prediction.habits import fit_choice_model
+from scrofazero.fish.prediction.network import (
+    CERTAIN,
+    NUM_FEATURES,
+    PredictorConfig,
+    PredictorNet,
+    element_features,
+    load_predictor,
+    masked_output,
+    save_predictor,
+)
+from scrofazero.fish.prediction.scoring import evaluate_arrays
+from scrofazero.fish.prediction.sequences import (
+    Symmetry,
+    collate,
+    keeps_teams,
+    observer_sequence,
+    permute_arrays,
+    permute_game,
+    random_symmetry,
+)
+from scrofazero.fish.prediction.session import HandPredictor, predict, predict_game
+from scrofazero.fish.prediction.training import PredictorTraining, sequence_loss, train_on
 
 torch.set_num_threads(1)
 
@@ -272,7 +270,7 @@ def test_training_lowers_the_loss(game6):
     batch = collate([observer_sequence(game6, o) for o in range(6)])
     with torch.no_grad():
         before, count = sequence_loss(model, batch)
-    cfg = TrainConfig(steps=12, batch=6, lr=5e-2, eval_every=1000, table_sizes=(6,), seed=0)
+    cfg = PredictorTraining(steps=12, batch=6, lr=5e-2, eval_every=1000, table_sizes=[6], seed=0)
     train_on(model, [game6], cfg)
     with torch.no_grad():
         after, _ = sequence_loss(model, batch)
@@ -312,13 +310,13 @@ def test_train_py_trains_a_predictor_and_refuses_to_overwrite(tmp_path, game6, c
     from composed import config, refused
 
     from scrofazero import entry
-    from scrofazero.fish.predictor_data import save_shard
+    from scrofazero.fish.prediction.data import save_shard
 
     for part in ("train", "val"):
         (tmp_path / "data" / part).mkdir(parents=True)
         save_shard(tmp_path / "data" / part / "size6_0000.npz", [game6])
-    args = ("game=fish", "game.learner=predictor", "game.train_sizes=[6]",
-            "game.predictor_steps=4", f"game.predictor_data={tmp_path / 'data'}",
+    args = ("game=fish", "game.learner=predictor", "game.predictor.table_sizes=[6]",
+            "game.predictor.steps=4", f"game.predictor.data={tmp_path / 'data'}",
             f"checkpoint_dir={tmp_path / 'ck'}", "run=p")
     entry.train(config("train", *args))
     path = tmp_path / "ck" / "p" / "predictor.pt"

@@ -1,4 +1,4 @@
-"""The Fish search player (fish/search_player.py) and its exact deal sampler.
+"""The Fish search player (fish/players/search.py) and its exact deal sampler.
 
 Invariants: every move the search player makes is legal (6 and 8 players, calls at any time or
 on one's turn, with and without trolling) and it never repeats one of its failed asks while the
@@ -15,17 +15,14 @@ import pytest
 from fish_games import Checked, deal_with, random_game
 from scipy.stats import chi2
 
-from scrofazero.fish.belief import BeliefTracker, enumerate_consistent_deals
+from scrofazero.fish.belief.reference import enumerate_consistent_deals
+from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.fish.match import play_game
-from scrofazero.fish.players import LogicPlayer, RandomPlayer
-from scrofazero.fish.roster import FISH_PLAYERS, make_fish_player
-from scrofazero.fish.search_player import (
-    SearchPlayer,
-    _Public,
-    _World,
-    current_holders,
-    sample_deals,
-)
+from scrofazero.fish.players.logic import LogicPlayer, RandomPlayer
+from scrofazero.fish.players.roster import FISH_PLAYERS, make_fish_player
+from scrofazero.fish.belief.sampling import current_holders, sample_deals
+from scrofazero.fish.players.rollout import PublicRecord, World
+from scrofazero.fish.players.search import SearchPlayer
 from scrofazero.games.fish.cards import card_id, set_cards
 from scrofazero.games.fish.events import Ask
 from scrofazero.games.fish.rules import (
@@ -247,7 +244,7 @@ def test_chi_square_check_catches_a_marginal_sampler():
 
 
 def test_approximate_fallback_keeps_consistent_deals():
-    from scrofazero.fish.search_player import _approximate_deals, _Problem
+    from scrofazero.fish.belief.sampling import _approximate_deals, _Problem
 
     state = random_game(2, 6)
     k = 3 * len(state.events) // 4
@@ -259,7 +256,7 @@ def test_approximate_fallback_keeps_consistent_deals():
 @pytest.mark.parametrize("num_players,params", [(6, {}), (8, {}), (8, {"calls": "own_turn"}),
                                                 (6, {"ask_held_allowed": True})])
 def test_rollout_world_follows_the_rules(num_players, params):
-    """_World plays its default policy from mid-game positions of engine games; the engine
+    """World plays its default policy from mid-game positions of engine games; the engine
     (FishState) makes the same moves and must agree on every hand, the player to move, the
     score and the end, and accept every move as legal, for 60 moves (rollouts go `depth` = 10
     deep; the default policy alone need not end a game, since a card taken publicly can be
@@ -268,8 +265,8 @@ def test_rollout_world_follows_the_rules(num_players, params):
         state = random_game(seed, num_players, **params)
         k = len(state.events) // 3
         game = replay(state, initialdeal_with(state), k)
-        public = _Public(num_players, state.events[:k], state.params.ask_held_allowed)
-        world = _World.start(num_players, game.holders, public, game.current_player,
+        public = PublicRecord(num_players, state.events[:k], state.params.ask_held_allowed)
+        world = World.start(num_players, game.holders, public, game.current_player,
                              game.uncalled_sets(), state.params.ask_held_allowed)
         base = game.score
         rng = __import__("random").Random(seed)

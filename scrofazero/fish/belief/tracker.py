@@ -12,8 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from scrofazero.fish import belief_fast
-from scrofazero.fish.belief_evidence import (
+from scrofazero.fish.belief import fast
+from scrofazero.fish.belief.evidence import (
     AskModel,
     AskRules,
     Evidence,
@@ -21,7 +21,6 @@ from scrofazero.fish.belief_evidence import (
     compile_evidence,
     describe,
 )
-from scrofazero.fish.belief_reference import enumerate_consistent_deals  # noqa: F401  (re-exported)
 from scrofazero.games.fish.cards import check_num_players, hand_size, num_cards, set_cards, set_of
 from scrofazero.games.fish.events import Ask, Call, Event
 
@@ -103,8 +102,6 @@ class BeliefTracker:
         other.events = list(self.events)
         return other
 
-    # ---- queries
-
     def probabilities(self) -> np.ndarray:
         """[num_players, num_cards] P(card held by seat now); zero columns for cards out of play."""
         return self._solution.current.copy()
@@ -138,8 +135,6 @@ class BeliefTracker:
     def log_num_consistent_deals(self) -> float:
         """Natural log of num_consistent_deals (finite for any soft)."""
         return self._solution.log_total
-
-    # ---- the count
 
     def _solve(self, events) -> _Solution:
         ev = compile_evidence(self.num_players, self.observer, self.hand, events, self.rules)
@@ -175,7 +170,7 @@ class BeliefTracker:
                 if seat in layout.pos and free:
                     soft.append((layout.pos[seat], known))
                 elif known > 0:
-                    log_const += math.log(belief_fast.soft_factor(known, self.soft))
+                    log_const += math.log(fast.soft_factor(known, self.soft))
                 else:  # only free cards could explain the ask, and the seat can hold none
                     raise Impossible(f"seat {seat} asked in set {set_id} without holding a card")
             likely = []
@@ -208,7 +203,7 @@ class BeliefTracker:
             if len(self._tables) >= _CACHE_LIMIT:
                 self._tables.clear()
             args = _table_args(layout, free, masks, sev, soft)
-            self._tables[key] = belief_fast.set_table(*args, self.soft, _slots(len(free), layout),
+            self._tables[key] = fast.set_table(*args, self.soft, _slots(len(free), layout),
                                                       *_likely_args(likely))
         dvec, weight, card_weight = self._tables[key]
         fits = np.all(dvec < layout.radix, axis=1)
@@ -271,7 +266,7 @@ def _table_key(layout, free, masks, sev, soft, exponent):
 
 
 def _table_args(layout: _Layout, free, masks, sev, soft):
-    """numba arrays for belief_fast.set_table (see its docstring)."""
+    """numba arrays for fast.set_table (see its docstring)."""
     pos, num_seats = layout.pos, len(layout.seats)
     al_seat, al_cards = [], []
     for seat, cards in sev.atleast:
@@ -300,7 +295,7 @@ def _table_args(layout: _Layout, free, masks, sev, soft):
 
 
 def _likely_args(likely):
-    """numba arrays of the AskModel factors for belief_fast.set_table."""
+    """numba arrays of the AskModel factors for fast.set_table."""
     return (np.array([e[0] for e in likely], np.int64), np.array([e[1] for e in likely], np.int64),
             np.array([e[2] for e in likely], np.int64), np.array([e[3] for e in likely], np.float64),
             np.array([e[4] for e in likely], np.float64))
@@ -327,7 +322,7 @@ def _count(layout: _Layout, items):
     weight = np.concatenate(rows_w) if rows_w else np.zeros(0)  # [n]
     scratch = (np.zeros(layout.box), np.zeros(layout.box), np.zeros(layout.box),
                np.zeros(layout.box, np.int64))
-    total, rest, pool_sum = belief_fast.count_deals(
+    total, rest, pool_sum = fast.count_deals(
         layout.radix, layout.strides, layout.start, np.array(offsets, np.int64), dvec, didx,
         weight, len(pool), _FACT, scratch)
     initial = np.zeros((layout.num_players, layout.num_cards))  # [P, C]

@@ -7,14 +7,32 @@ runner (fish/match.py) owns the engine; players never touch it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from scrofazero.fish.belief import BeliefTracker
+from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.games.fish.cards import set_cards, set_of, team_of, teammates
 from scrofazero.games.fish.events import Ask, Event
 from scrofazero.games.fish.rules import AskMove, CallMove, FishView, Move
+from scrofazero.settings import Fraction, NonNegative
+
+
+@dataclass
+class RandomSettings:
+    """The random player's settings (`game.player.random`)."""
+
+    call_prob: Fraction = 0.05  # chance of a random call on its turn
+
+
+@dataclass
+class LogicSettings:
+    """The logic players' settings (`game.player.logic`; logic_open takes them too, and never
+    hides, so hide_margin does nothing there)."""
+
+    soft: NonNegative = 0.0  # its tracker's soft ask evidence (0: pure logic)
+    hide_margin: Fraction = 0.0  # hit probability it may give up to ask in a set it has already shown
 
 
 class RandomPlayer:
@@ -50,7 +68,7 @@ class RandomPlayer:
 
 
 class LogicPlayer:
-    """Plays from the exact belief of its seat (fish/belief.py):
+    """Plays from the exact belief of its seat (fish/belief/tracker.py):
 
     - calls a set as soon as every card of it is certainly with its team (at any time when the
       rules allow, else on its turn); when it must call, the set whose most likely allocation
@@ -83,9 +101,9 @@ class LogicPlayer:
             self.public_holdings.add(event.card)
 
     def call_now(self, view: FishView) -> Optional[CallMove]:
-        return self._certain_call(view, self.tracker.probabilities())
+        return self.certain_call(view, self.tracker.probabilities())
 
-    def _certain_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+    def certain_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
         """A call of the first set whose every card is certainly with this team. probs [P, C]."""
         for set_id in view.uncalled_sets:
             cards = list(set_cards(set_id))
@@ -97,26 +115,26 @@ class LogicPlayer:
 
     def act(self, view: FishView) -> Move:
         probs = self.tracker.probabilities()  # [P, C]
-        call = self._call_first(view, probs)
-        return call if call is not None else self._logic_ask(view, probs)
+        call = self.first_call(view, probs)
+        return call if call is not None else self.choose_ask(view, probs)
 
-    def _call_first(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+    def first_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
         """What comes before any ask: a set certainly with the team is called; when the seat
         must call (or has no legal ask), the likeliest allocation; else None."""
-        certain = self._certain_call(view, probs)
+        certain = self.certain_call(view, probs)
         if certain is not None:
             return certain
         if view.must_call or not view.legal_asks:
-            return self._likeliest_call(view, probs)
+            return self.likeliest_call(view, probs)
         return None
 
-    def _logic_ask(self, view: FishView, probs: np.ndarray) -> Move:
+    def choose_ask(self, view: FishView, probs: np.ndarray) -> Move:
         """The logic player's move once no call comes first (see act)."""
         hits = np.array([probs[t, c] for t, c in view.legal_asks])
         best = hits.max()
         if best <= self.tie:
             # every ask is a certain miss: hand the turn over only if no set can be called
-            return self._likeliest_call(view, probs) if self._team_holds_a_set(view, probs) \
+            return self.likeliest_call(view, probs) if self.team_holds_a_set(view, probs) \
                 else AskMove(*view.legal_asks[0])
         team = list(teammates(self.seat, self.num_players))
         margin = max(self.hide_margin, self.tie) if self.hide else self.tie
@@ -133,11 +151,11 @@ class LogicPlayer:
 
         return AskMove(*view.legal_asks[min(candidates, key=preference)])
 
-    def _team_holds_a_set(self, view: FishView, probs: np.ndarray) -> bool:
+    def team_holds_a_set(self, view: FishView, probs: np.ndarray) -> bool:
         team = list(teammates(self.seat, self.num_players))
         return any(probs[team][:, list(set_cards(s))].sum() > 6 - 1e-6 for s in view.uncalled_sets)
 
-    def _likeliest_call(self, view: FishView, probs: np.ndarray) -> CallMove:
+    def likeliest_call(self, view: FishView, probs: np.ndarray) -> CallMove:
         team = list(teammates(self.seat, self.num_players))
         best, best_p = None, -1.0
         for set_id in view.uncalled_sets:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Optional, Sequence
 
-from scrofazero.fish.belief_evidence import AskModel
-from scrofazero.fish.prediction import RecordedGame, evaluate_game, summarize
+from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.prediction.metric import RecordedGame, evaluate_game, summarize
 from scrofazero.games.fish.cards import set_cards, set_of, team_of
 from scrofazero.games.fish.events import Ask
 

@@ -1,0 +1,195 @@
+"""Each game owns its configuration (scrofazero/config.py, configs/, scrofazero/entry.py).
+
+Invariants: train.py's root holds what every game's run has; Gongzhu's model, search and train
+groups and its experiment preset are composed for game=gongzhu only, so a Tiny Crew or Fish
+run's resolved config has none of them (and refuses their settings), and `leader` is Tiny
+Crew's. The Gongzhu command lines of README.md, docs/commands.md and models/long_run/continue.sh
+resolve to the settings they resolved to at commit b0b7147 (tests/data/configs_b0b7147.json),
+but for `game.leader` (gone) and the root's `seed` (new, and train.seed follows it), and the
+long run's stored settings still allow it to resume. evaluate.py's players' settings are groups
+named after each player (`greed.num_samples`, `raw.num_deals`, `raw.mode`, `scrofazero.*`); the
+old flat names are deprecated aliases that set the same values. A command line hydra cannot
+compose (a value that cannot be converted to its field's type, an unknown setting or option)
+ends in one line naming it and exit status 2; an error inside a job is not mistaken for one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+from composed import ROOT, config
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+from omegaconf.errors import ConfigKeyError
+
+from scrofazero import entry
+from scrofazero.agents import player_spec
+from scrofazero.agents.mr_greed import GreedSettings
+from scrofazero.agents.raw_net import RawSettings
+from scrofazero.agents.scrofazero_agent import ScrofaZeroSettings
+from scrofazero.config import (
+    EvaluateConfig,
+    GongzhuTrainConfig,
+    TrainRootConfig,
+    check_train,
+    evaluate_settings,
+)
+from scrofazero.eval.driver import player_settings
+from scrofazero.runs import _flatten, settings_changes
+from scrofazero.train.loop import ALWAYS_MAY_CHANGE
+
+BEFORE = json.loads((ROOT / "tests" / "data" / "configs_b0b7147.json").read_text())
+GONGZHU_GROUPS = ("model", "search", "train", "experiment")
+FLAT_NAMES = {"greed_samples": "greed.num_samples", "raw_deals": "raw.num_deals",
+              "raw_mode": "raw.mode"}
+
+
+def resolved(name, *overrides) -> dict:
+    return OmegaConf.to_container(config(name, *overrides), resolve=True)
+
+
+@pytest.mark.parametrize("game", ["tiny_crew", "fish"])
+def test_a_side_games_run_has_none_of_gongzhus_groups(game):
+    cfg = config("train", f"game={game}")
+    settings = OmegaConf.to_object(cfg)
+    assert type(settings) is TrainRootConfig and not isinstance(settings, GongzhuTrainConfig)
+    assert not set(GONGZHU_GROUPS) & set(cfg)
+    assert {"run", "seed", "resume", "resume_from", "resume_overrides", "progress", "debug",
+            "distributed", "ray", "checkpoint_dir", "log_dir"} <= set(cfg)
+    assert ("leader" in cfg.game) == (game == "tiny_crew")
+    check_train(settings)
+    for setting in ("model.num_blocks=2", "train.seed=1", "search.c_uct=3", "experiment=cpu"):
+        with pytest.raises(ConfigCompositionException):
+            config("train", f"game={game}", setting)
+
+
+def test_leader_is_tiny_crews_and_gongzhu_has_the_groups():
+    assert config("train", "game=tiny_crew", "game.leader=captain").game.leader == "captain"
+    for name in ("train", "evaluate"):
+        assert resolved(name)["game"] == {"name": "gongzhu"}
+        with pytest.raises(ConfigCompositionException):
+            config(name, "game.leader=1")
+    cfg = config("train")
+    assert type(OmegaConf.to_object(cfg)) is GongzhuTrainConfig
+    assert set(GONGZHU_GROUPS) <= set(cfg)
+    assert config("train", "seed=7").train.seed == 7  # train.seed follows the root's seed
+    assert config("train", "seed=7", "train.seed=3").train.seed == 3
+
+
+@pytest.mark.parametrize("case", BEFORE["train"], ids=lambda c: " ".join(c["args"])[:40])
+def test_gongzhu_train_command_lines_resolve_as_before(case):
+    old, new = case["config"], resolved("train", *case["args"])
+    assert settings_changes(old, new) == []
+    assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
+    assert set(_flatten(new)) - set(_flatten(old)) == {"seed"}
+    assert new["seed"] == 0 and new["train"]["seed"] == old["train"]["seed"]
+
+
+def test_the_long_run_resumes_with_its_stored_settings():
+    """continue.sh's settings against what models/long_run/state.pt stored (resume's check)."""
+    long_run = next(c for c in BEFORE["train"] if "run=long" in c["args"])
+    current = resolved("train", *long_run["args"])
+    allowed = (*ALWAYS_MAY_CHANGE, "train.schedule")  # continue.sh's resume_overrides
+    assert settings_changes(BEFORE["long_run_state"], current, allowed) == []
+    changed = resolved("train", *long_run["args"], "search.c_uct=20", "train.lr=1e-3")
+    assert settings_changes(BEFORE["long_run_state"], changed, allowed) == [
+        "search.c_uct: 30.0 -> 20.0", "train.lr: 0.0001 -> 0.001"]
+
+
+@pytest.mark.parametrize("case", BEFORE["evaluate"], ids=lambda c: " ".join(c["args"])[:40])
+def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
+    cfg = config("evaluate", *entry.evaluate_arguments(case["args"]))
+    for name, settings in case["players"].items():
+        assert dataclasses.asdict(player_settings(cfg, player_spec(name))) == settings
+    new = OmegaConf.to_container(cfg, resolve=True)
+    old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
+    assert settings_changes(old, new) == []
+    assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
+    assert {k.split(".")[0] for k in set(_flatten(new)) - set(_flatten(old))} == {"greed", "raw"}
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]
+                     for k, v in FLAT_NAMES.items() if a.startswith(k + "=")]
+
+
+def test_evaluates_player_groups_are_the_registrys_settings():
+    fields = {f.name: f.type for f in dataclasses.fields(EvaluateConfig)}
+    for name, settings in (("greed", GreedSettings), ("raw", RawSettings),
+                           ("scrofazero", ScrofaZeroSettings)):
+        assert player_spec(name).settings is settings
+        assert getattr(EvaluateConfig(), name) == settings()
+    assert not {"greed_samples", "raw_deals", "raw_mode"} & set(fields)
+    cfg = config("evaluate", "greed.num_samples=3", "raw.mode=policy", "raw.num_deals=2")
+    assert player_settings(cfg, player_spec("greed")) == GreedSettings(3)
+    assert player_settings(cfg, player_spec("raw")) == RawSettings(2, "policy")
+
+
+def test_evaluate_arguments_map_flags_and_aliases():
+    assert entry.evaluate_arguments(
+        ["--wpg", "model=m.pt", "raw_deals=3", "raw.mode=policy", "greed_samples=1,2",
+         "-m", "deals=4"]) == [
+        "mode=wpg", "predictor=m.pt", "raw.num_deals=3", "raw.mode=policy",
+        "greed.num_samples=1,2", "-m", "deals=4"]
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("raw.num_deals=0", "raw.num_deals must be a positive integer, got 0"),
+    ("raw.mode=best", "raw.mode must be one of value, policy, got 'best'"),
+    ("greed.num_samples=-1", "greed.num_samples must be a positive integer, got -1"),
+])
+def test_a_bad_player_setting_is_named_by_its_group(setting, message):
+    with pytest.raises(ValueError) as err:
+        evaluate_settings(config("evaluate", setting))
+    assert str(err.value) == message
+    assert isinstance(evaluate_settings(config("evaluate")), EvaluateConfig)
+
+
+@pytest.mark.parametrize("name, overrides, message", [
+    ("train", ["train.seed=1e23"],
+     "train.seed=1e23: Value '1e+23' of type 'float' could not be converted to Integer"),
+    ("train", ["model.num_blocks=1e9"],
+     "model.num_blocks=1e9: Value '1000000000.0' of type 'float' could not be converted to "
+     "Integer"),
+    ("train", ["game=fish", "model.num_blocks=2"], "Could not override 'model.num_blocks'"),
+    ("train", ["game=tiny_crew", "experiment=smoke"], "Could not override 'experiment'. No match "
+     "in the defaults list. To append to your default list use +experiment=smoke (model, "
+     "search, train, experiment are settings of train.py game=gongzhu only)"),
+    ("train", ["experiment=gpu"], "Could not find 'experiment/gpu' Available options in "
+     "'experiment': cpu paper smoke"),
+    ("evaluate", ["greed.num_samples=many"], "greed.num_samples=many: Value 'many' of type "
+     "'str' could not be converted to Integer"),
+])
+def test_a_setting_hydra_cannot_compose_ends_in_one_line(name, overrides, message, capsys,
+                                                         monkeypatch):
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        entry.run_script(lambda: config(name, *overrides))
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"error: {message}")
+    assert "HYDRA_FULL_ERROR" not in os.environ  # hydra's switch is the user's again
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")  # the user asks for the traceback
+    with pytest.raises(ConfigCompositionException):
+        entry.run_script(lambda: config(name, *overrides))
+    assert os.environ["HYDRA_FULL_ERROR"] == "1"
+
+
+def test_an_error_inside_a_job_is_not_a_composition_error(capsys, monkeypatch):
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+
+    def job(cfg):
+        raise ConfigKeyError("a bug reading the config")
+
+    with pytest.raises(ConfigKeyError):  # a bug keeps its traceback
+        entry.run_script(lambda: entry.reported(job, config("train")))
+
+    def bad_file(cfg):  # a user error in the job: one line, as ever, though hydra would raise
+        raise FileNotFoundError("deals.txt not found")
+
+    with pytest.raises(SystemExit) as exit_:
+        entry.run_script(lambda: entry.reported(bad_file, config("train")))
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.startswith("error: deals.txt not found")
+
