@@ -35,6 +35,7 @@ LAYERS = [
     ("scrofazero.train", 6),
     ("scrofazero.config", 7),
     ("scrofazero.openspiel", 8),
+    ("scrofazero.pettingzoo", 8),  # the optional [pettingzoo] extra
     ("scrofazero.tiny_crew", 9),
     ("scrofazero.fish", 9),
     ("scrofazero.serve", 9),  # the table server (play.py)
