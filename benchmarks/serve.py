@@ -5,7 +5,9 @@ opens N tables whose four seats are all outside bots speaking the protocol (docs
 the reference client's Mr. Random, 4 N WebSockets at once), plays them concurrently and measures
 moves/s over the whole run and each move's latency (from sending `play` to receiving its own
 `played` echo, which the server sends after the move is applied and written to the database).
-Optionally a second wave of tables held by our in-process bots (`--bot-tables`). Afterwards every
+First, right after the server says it is ready, one table per bot kind measures that kind's
+first move (its recorded think time at ply 1: compiling or loading on the first move would show
+here). Optionally a second wave of tables held by our in-process bots (`--bot-tables`). Afterwards every
 recorded game is replayed on the rules engine and must reach its recorded score. The anchor is
 the rules engine's own random-play moves/s in this process, measured in the same run.
 Usage: python benchmarks/serve.py --json PATH [--tables 50] [--bot-tables 20]
@@ -99,11 +101,29 @@ def bot_tables(base: str, tables: int) -> tuple[list[int], float]:
     ids = [http(base, "/api/tables", {"type": "create",
                                       "seats": ["greed", "random", "if", "random"]})["game_id"]
            for _ in range(tables)]
+    wait_finished(base, ids)
+    return ids, time.perf_counter() - start
+
+
+def wait_finished(base: str, ids: list[int]) -> None:
     while True:
-        games = http(base, f"/api/games?limit={tables}&status=finished")
-        if len({g["id"] for g in games} & set(ids)) == tables:
-            return ids, time.perf_counter() - start
+        games = http(base, f"/api/games?limit={max(len(ids), 50)}&status=finished")
+        if len({g["id"] for g in games} & set(ids)) == len(ids):
+            return
         time.sleep(0.05)
+
+
+def first_moves_ms(base: str) -> dict[str, int]:
+    """Per bot kind, the think time of its first move on a fresh server (ms, as recorded)."""
+    kinds = [k for k in http(base, "/api/options")["seat_kinds"] if k != "open"]
+    out = {}
+    for kind in kinds:  # one at a time: each first move has the server to itself
+        game_id = http(base, "/api/tables", {"type": "create", "leader": 0,
+                                             "seats": [kind, "random", "random", "random"]}
+                       )["game_id"]
+        wait_finished(base, [game_id])
+        out[kind] = http(base, f"/api/games/{game_id}")["moves"][0]["think_ms"]
+    return out
 
 
 def replays_ok(base: str, ids: list[int]) -> int:
@@ -138,6 +158,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(os.path.join(tmp, "games.sqlite"), [])
         try:
+            first_ms = first_moves_ms(base)
             ids, lat, wall = asyncio.run(protocol_tables(f"ws://{base}/ws", args.tables))
             bot_ids, bot_wall = (bot_tables(base, args.bot_tables) if args.bot_tables
                                  else ([], 0.0))
@@ -154,6 +175,7 @@ def main() -> None:
         "latency_ms": {q: round(float(np.percentile(lat_ms, p)), 2)
                        for q, p in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))},
         "replayed_to_recorded_score": ok,
+        "first_move_ms": first_ms,
         "bot_tables": args.bot_tables, "bot_tables_wall_s": round(bot_wall, 2),
         "bot_moves_per_s": round(52 * args.bot_tables / bot_wall, 1) if bot_wall else None,
         "bot_tables_replayed_to_recorded_score": bot_ok,
@@ -165,6 +187,7 @@ def main() -> None:
     }
     write_json_atomic(args.json, result)
     print(json.dumps(result, indent=2))
+    print("first move after start (ms): " + ", ".join(f"{k} {v}" for k, v in first_ms.items()))
     if ok != args.tables or bot_ok != args.bot_tables:
         sys.exit("some recorded games do not replay to their recorded score")
 

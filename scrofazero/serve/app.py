@@ -23,12 +23,13 @@ from scrofazero.agents import PLAYERS
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.config import PlayConfig
 from scrofazero.serve.hub import Hub, HubSettings, created
-from scrofazero.serve.messages import PROTOCOL_VERSION, Create, seat_kinds
+from scrofazero.serve.messages import PROTOCOL_VERSION, STATUSES, Create, seat_kinds
 from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError, parse_client_message
 from scrofazero.serve.records import Records, export_text, replay_frames
 from scrofazero.serve.table import TableSettings
 
 STATIC = Path(__file__).with_name("static")
+MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
 SEND_TIMEOUT_S = 10.0  # a client that stops reading this long is dropped: it cannot stall a table
 
 
@@ -57,6 +58,18 @@ class SocketClient:
                 await self.ws.close(code=4000, reason=reason)
             except RuntimeError:
                 pass  # already closed by the other side
+
+
+async def limited_body(request: Request) -> bytes:
+    """The request's body, refused as too_large as soon as it passes MAX_MESSAGE_BYTES (the
+    rest is never read)."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_MESSAGE_BYTES:
+            raise ProtocolError("too_large", f"a body of more than {MAX_MESSAGE_BYTES} bytes; "
+                                             f"the limit is {MAX_MESSAGE_BYTES}")
+    return bytes(body)
 
 
 def hub_settings(cfg: PlayConfig) -> HubSettings:
@@ -89,6 +102,9 @@ def create_app(cfg: PlayConfig) -> FastAPI:
         records = Records(cfg.db)
         state["abandoned"] = records.abandon_unfinished()  # left by a server that stopped
         state["hub"] = Hub(records, hub_settings(cfg))
+        # compile and load every bot now: the server is ready only when a first move is fast
+        state["warm_s"] = await asyncio.get_running_loop().run_in_executor(
+            state["hub"].bot_threads, state["hub"].warm)
         # Everything imported so far (torch, numpy, the web stack) lives as long as the server:
         # keep it out of the garbage collector's full passes, which otherwise stalled every
         # table for ~0.2 s under load (benchmarks/serve.py's p99).
@@ -122,8 +138,8 @@ def create_app(cfg: PlayConfig) -> FastAPI:
 
     @app.post("/api/tables")
     async def create_table(request: Request):
-        body = await request.body()
         try:
+            body = await limited_body(request)
             msg = parse_client_message(body)
             if not isinstance(msg, Create):
                 raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
@@ -138,9 +154,14 @@ def create_app(cfg: PlayConfig) -> FastAPI:
 
     @app.get("/api/games")
     async def games(limit: int = 50, status: str | None = None):
+        if status is not None and status not in STATUSES:
+            raise HTTPException(400, f"status must be one of {', '.join(STATUSES)}, "
+                                     f"got {status!r}"[:300])
         return await hub().read("list_games", max(1, min(limit, 1000)), status)
 
     async def stored(game_id: int) -> dict:
+        if not 0 < game_id <= MAX_GAME_ID:  # beyond the database's integers: no such game
+            raise HTTPException(404, f"no game {game_id}")
         game = await hub().read("game", game_id)
         if game is None:
             raise HTTPException(404, f"no game {game_id}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -23,7 +24,7 @@ from scrofazero.agents import PLAYERS, Explanation
 from scrofazero.agents import decide as explained_move
 from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal
-from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.messages import (
     OPEN,
@@ -121,6 +122,26 @@ class Hub:
             self._standard = load_deals()
         return self._standard
 
+    def warm(self) -> dict[str, float]:
+        """Play one move of every registered player on a throwaway deal, so that compiling
+        (Mr. Greed's numba kernels) and loading (the network) happen before the server is
+        ready, not in a table's first move; returns the seconds each took. The network players
+        are skipped when the network does not load (their tables are refused by name then).
+        Runs off the event loop."""
+        try:
+            self.model()
+            kinds = list(PLAYERS)
+        except (OSError, ValueError):
+            kinds = [k for k, spec in PLAYERS.items() if not spec.network]
+        taken = {}
+        for kind in kinds:
+            start = time.perf_counter()
+            state = GongzhuState(random_deal(np.random.default_rng(0)))
+            decide(self.make_bot(kind), state.view(state.current_player),
+                   np.random.default_rng(0))
+            taken[kind] = time.perf_counter() - start
+        return taken
+
     def make_bot(self, kind: str):
         """The registry's player `kind` with its default settings (and the server's network)."""
         spec = PLAYERS[kind]
@@ -145,9 +166,9 @@ class Hub:
             except (OSError, ValueError) as err:
                 raise ProtocolError("bad_message", f"the network players' seats need a network: "
                                                    f"{err}") from None
+        chosen = {"thinking": msg.thinking, "live_thinking": msg.live_thinking}
         settings = TableSettings(**{**vars(self.settings.table),
-                                    **({"thinking": msg.thinking} if msg.thinking is not None
-                                       else {})})
+                                    **{k: v for k, v in chosen.items() if v is not None}})
         names = [f"open seat {i}" if k == OPEN else PLAYERS[k].title for i, k in enumerate(kinds)]
         table_id = secrets.token_hex(4)
         while table_id in self.tables:
@@ -200,6 +221,10 @@ class Hub:
     async def _on_join(self, conn, msg: Join, _thinking) -> None:
         table = self.table(msg.table)
         previous = self.where.get(conn)
+        if previous is not None and previous[1] is not None:
+            raise ProtocolError("already_joined", f"this connection holds seat {previous[1]} of "
+                                                  f"table {previous[0].id}; open another "
+                                                  "connection for another seat")
         self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
         try:
             await table.join(conn, msg.seat, msg.token, msg.name)
@@ -209,7 +234,7 @@ class Hub:
             else:
                 self.where[conn] = previous
             raise
-        if previous is not None and previous != (table, msg.seat):
+        if previous is not None:  # it was watching: it is a seat now
             await self._leave(conn, *previous)
 
     async def _on_watch(self, conn, msg: Watch, _thinking) -> None:

@@ -25,7 +25,7 @@ CARD_PATTERN = r"^[SHDC]([2-9]|10|[JQKA])$"
 OPEN = "open"  # the seat kind of a person or an outside bot; every other kind is a player's name
 ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
                "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
-               "not_started", "game_over", "replaced")
+               "not_started", "game_over", "replaced", "already_joined")
 FALLBACKS = ("deadline", "away", "bot_error")  # why the server played a move for a seat
 STATUSES = ("waiting", "playing", "finished", "abandoned")
 
@@ -63,8 +63,18 @@ class Join(ClientMessage):
     table: StrictStr = Field(description="a table id")
     seat: StrictInt = Field(description="a seat 0..3")
     token: StrictStr = Field(description="the seat's token")
-    name: Optional[StrictStr] = Field(None, max_length=MAX_NAME,
-                                      description=f"a display name of up to {MAX_NAME} characters")
+    name: Optional[StrictStr] = Field(
+        None, max_length=MAX_NAME,
+        description=f"a display name: one printable line of up to {MAX_NAME} characters")
+
+    @field_validator("name")
+    @classmethod
+    def _one_printable_line(cls, name: str | None) -> str | None:
+        """No line breaks or control characters: a name goes into one line of the export."""
+        if name is not None and not name.isprintable():
+            raise ValueError(f"'name' must be one printable line (no line breaks or control "
+                             f"characters), got {name!r}"[:300])
+        return name
 
 
 class Play(ClientMessage):
@@ -86,6 +96,8 @@ class Create(ClientMessage):
     deal: Optional[StrictInt] = Field(None, description="a standard deal number or null")
     leader: StrictInt = Field(0, ge=0, le=3, description="a seat 0..3")
     thinking: Optional[StrictBool] = Field(None, description="true or false")
+    live_thinking: Optional[StrictBool] = Field(
+        None, description="true or false (true: thinking is sent live, to everyone at the table)")
 
     @field_validator("seats")
     @classmethod
@@ -130,7 +142,6 @@ class TableInfo(BaseModel):
     table: str
     game_id: int
     status: Literal[STATUSES]
-    deal_number: Optional[int]
     first_leader: int
     players: list[PlayerInfo]
 
@@ -150,6 +161,7 @@ class Welcome(ServerMessage, TableInfo, PublicState):
     ply: int = Field(description="cards played so far")
     move_deadline_s: float
     thinking: bool
+    live_thinking: bool = Field(description="thinking is sent live, not at game_over")
     returns: Optional[list[int]] = Field(description="per seat at the end; null before")
 
 
@@ -204,10 +216,15 @@ class Thought(BaseModel):
     ess: float
 
 
-class Thinking(ServerMessage, Thought):
-    type: Literal["thinking"] = "thinking"
+class SeatThought(Thought):
+    """A Thought with the move it was for."""
+
     seat: int
     ply: int
+
+
+class Thinking(ServerMessage, SeatThought):
+    type: Literal["thinking"] = "thinking"
 
 
 class Trick(ServerMessage):
@@ -226,6 +243,10 @@ class GameOver(ServerMessage):
     scores: list[int] = Field(description="final pile scores")
     team: list[int]
     returns: list[int] = Field(description="per seat: own team minus other team")
+    deal_number: Optional[int] = Field(description="the standard deal played; null: a random "
+                                                   "deal (never told before the end)")
+    thinking: list[SeatThought] = Field(description="the bots' thinking of the hand, in play "
+                                                    "order, when it was held back to the end")
 
 
 class Error(ServerMessage):

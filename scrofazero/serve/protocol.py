@@ -32,6 +32,7 @@ from scrofazero.serve.messages import (
 )
 
 MAX_MESSAGE_BYTES = 4096  # a client message above this is refused as too_large
+MAX_DEPTH = 16  # arrays and objects nested deeper than this are refused as bad_json
 
 
 class ProtocolError(Exception):
@@ -67,6 +68,11 @@ def parse_client_message(text: str | bytes) -> ClientMessage:
         raise ProtocolError("too_large", f"message of {size} bytes; the limit is "
                                          f"{MAX_MESSAGE_BYTES}")
     try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        depth = nesting_depth(text)
+        if depth > MAX_DEPTH:
+            raise ProtocolError("bad_json", f"JSON nested {depth} deep; the limit is {MAX_DEPTH}")
         msg = json.loads(text)
     except (ValueError, UnicodeDecodeError) as err:
         raise ProtocolError("bad_json", f"not JSON: {err}") from None
@@ -76,6 +82,9 @@ def parse_client_message(text: str | bytes) -> ClientMessage:
     if isinstance(version, bool) or version != PROTOCOL_VERSION:
         raise ProtocolError("unsupported_version", f"protocol version {version!r}; this server "
                                                    f"speaks {PROTOCOL_VERSION}")
+    if "type" not in msg:
+        raise ProtocolError("bad_message", f"a message needs 'type', one of "
+                                           f"{', '.join(CLIENT_MESSAGES)}")
     kind = msg.get("type")
     model = CLIENT_MESSAGES.get(kind) if isinstance(kind, str) else None
     if model is None:
@@ -85,6 +94,29 @@ def parse_client_message(text: str | bytes) -> ClientMessage:
         return model.model_validate(msg)
     except ValidationError as err:
         raise ProtocolError("bad_message", _one_line(kind, model, err)) from None
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON text (brackets inside strings do not
+    count), found without parsing, so that deep input cannot exhaust the parser's stack."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def public_state(state: GongzhuState) -> PublicState:

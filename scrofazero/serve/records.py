@@ -205,7 +205,9 @@ def _summary(game: Game) -> dict:
     return {"id": game.id, "table": game.table_id, "status": game.status,
             "created_at": game.created_at.isoformat(),
             "finished_at": game.finished_at.isoformat() if game.finished_at else None,
-            "deal_number": game.deal_number, "leader": game.leader,
+            # a standard deal's number names every hand: told only once the game is over
+            "deal_number": None if game.status in ("waiting", "playing") else game.deal_number,
+            "leader": game.leader,
             "scores": json.loads(game.scores) if game.scores else None,
             "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in game.seats]}
 

@@ -24,6 +24,7 @@ from scrofazero.serve.messages import (
     Played,
     PlayerInfo,
     Seat,
+    SeatThought,
     ServerMessage,
     Start,
     TableInfo,
@@ -47,7 +48,9 @@ class Connection(Protocol):
 class TableSettings:
     move_deadline_s: float = 120.0  # time for a move; then the lowest legal card is played
     reconnect_grace_s: float = 60.0  # a disconnected seat is held this long, then plays fallbacks
-    thinking: bool = True  # send what ScrofaZero was thinking to the table after each of its moves
+    thinking: bool = True  # send what ScrofaZero was thinking to the table
+    live_thinking: bool = False  # send it after each move (it names the bot's cards to all at
+    # the table), not with game_over
 
 
 @dataclass
@@ -86,6 +89,7 @@ class Table:
         self.deadline = 0.0
         self._deadline_timer: asyncio.TimerHandle | None = None
         self.done = asyncio.Event()
+        self.held: list[SeatThought] = []  # thinking kept back until game_over
 
     async def open(self) -> None:
         self.game_id = await self.write(
@@ -93,12 +97,13 @@ class Table:
             [(s.kind, s.name) for s in self.seats],
             {"move_deadline_s": self.settings.move_deadline_s,
              "reconnect_grace_s": self.settings.reconnect_grace_s,
-             "thinking": self.settings.thinking})
+             "thinking": self.settings.thinking,
+             "live_thinking": self.settings.live_thinking})
 
     # --- what clients are told -------------------------------------------------------------
     def table_info(self) -> TableInfo:
         return TableInfo(table=self.id, game_id=self.game_id, status=self.status,
-                         deal_number=self.deal_number, first_leader=self.state.first_leader,
+                         first_leader=self.state.first_leader,
                          players=[PlayerInfo(seat=i, kind=s.kind, name=s.name,
                                              connected=s.conn is not None)
                                   for i, s in enumerate(self.seats)])
@@ -115,6 +120,7 @@ class Table:
                        history=[(s, card_code(c)) for s, c in state.history],
                        ply=len(state.history), move_deadline_s=self.settings.move_deadline_s,
                        thinking=self.settings.thinking,
+                       live_thinking=self.settings.live_thinking,
                        returns=state.returns() if state.is_terminal() else None)
 
     def _turn_message(self) -> YourTurn:
@@ -283,7 +289,10 @@ class Table:
                               thinking)
         await self.broadcast(Played(seat=seat, card=card_code(card), ply=ply, fallback=fallback))
         if thinking is not None and self.settings.thinking:
-            await self.broadcast(Thinking(seat=seat, ply=ply, **thinking))
+            if self.settings.live_thinking:
+                await self.broadcast(Thinking(seat=seat, ply=ply, **thinking))
+            else:
+                self.held.append(SeatThought(seat=seat, ply=ply, **thinking))
         if ply % 4 == 0:
             public = public_state(state)
             await self.broadcast(Trick(winner=state.leader,
@@ -301,7 +310,8 @@ class Table:
                 spec.grace.cancel()
         team = [scores[0] + scores[2], scores[1] + scores[3]]
         await self.broadcast(GameOver(table=self.id, game_id=self.game_id, scores=scores,
-                                      team=team, returns=self.state.returns()))
+                                      team=team, returns=self.state.returns(),
+                                      deal_number=self.deal_number, thinking=self.held))
         self.done.set()
 
     def abandon(self) -> None:

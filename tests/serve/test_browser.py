@@ -176,6 +176,7 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
     for seat, kind in OTHERS.items():
         page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
     page.get_by_test_id("deal-number").fill(str(DEAL))
+    page.get_by_test_id("live-thinking").check()  # thinking mid-hand only when asked for
     page.get_by_test_id("create").click()
 
     # the person's cards at the start are their dealt hand, sorted by suit (S H D C) and rank

@@ -86,7 +86,12 @@ def test_every_client_message_has_one_handler():
     ({"type": "join", "table": "t", "seat": True, "token": "x"}, "bad_message",
      "'seat' must be a seat 0..3, got True"),
     ({"type": "join", "table": "t", "seat": 0, "token": "x", "name": "n" * 41}, "bad_message",
-     "'name' must be a display name of up to 40 characters, got 'nnnn"),
+     "'name' must be a display name: one printable line of up to 40 characters, got 'nnnn"),
+    *[({"type": "join", "table": "t", "seat": 0, "token": "x", "name": f"a{brk}b"}, "bad_message",
+       "'name' must be one printable line (no line breaks or control characters)")
+      for brk in ("\n", "\r", "\u2028", "\x1c")],
+    ({"seats": ["open"] * 4}, "bad_message",
+     "a message needs 'type', one of join, play, create, watch, ping"),
     ({"type": "play", "card": "ZZ"}, "bad_message",
      "'card' must be a card code such as 'SQ' or 'H10', got 'ZZ'"),
     ({"type": "play", "card": "S2", "ply": 1.5}, "bad_message",
@@ -106,6 +111,17 @@ def test_a_refused_message_gets_one_line_naming_the_field(msg, code, line):
         parse_client_message(json.dumps(msg))
     assert caught.value.code == code and caught.value.message.startswith(line)
     assert "\n" not in caught.value.message
+
+
+def test_deep_nesting_is_refused_before_parsing():
+    deep = '{"type": "ping", "x": ' + "[" * 2000 + "]" * 2000 + "}"
+    with pytest.raises(ProtocolError) as caught:
+        parse_client_message(deep)
+    assert (caught.value.code, caught.value.message) == (
+        "bad_json", "JSON nested 2001 deep; the limit is 16")
+    # brackets inside strings are text, not nesting
+    ping = parse_client_message('{"type": "ping", "x": "' + "[" * 100 + '"}')
+    assert ping.type == "ping"
 
 
 def test_a_checked_message_is_its_model():
@@ -128,7 +144,7 @@ def test_every_message_on_the_wire_fits_the_schema(tmp_path, monkeypatch):
     with running_server(tmp_path, move_deadline_s=5.0) as server:
         async def case():
             client = await Client.connect(server.ws)
-            made = await client.ask({"type": "create", "deal": 2, "thinking": True,
+            made = await client.ask({"type": "create", "deal": 2, "live_thinking": True,
                                      "seats": ["open", "toy", "random", "random"]},
                                     "created")
             join = {"type": "join", "table": made["table"], "seat": 0,

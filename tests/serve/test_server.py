@@ -374,3 +374,14 @@ def test_a_second_join_replaces_the_first_socket(tmp_path):
             await second.close()
 
         asyncio.run(case())
+
+
+def test_every_bot_is_warmed_before_the_server_is_ready(tmp_path):
+    """Compiling (Mr. Greed's numba kernels) and loading (the network) happen at start: each
+    registered player has made one move before the first table (benchmarks/serve.py times the
+    first real moves)."""
+    from scrofazero.agents import PLAYERS
+
+    with running_server(tmp_path) as server:
+        warmed = server.app.state.play["warm_s"]
+        assert set(warmed) == set(PLAYERS) and server.hub._model is not None

@@ -139,7 +139,7 @@
       gameId: welcome.game_id,
       seat: welcome.seat,
       status: welcome.status,
-      dealNumber: welcome.deal_number,
+      dealNumber: undefined, // told only by game_over: a standard deal's number shows every hand
       firstLeader: welcome.first_leader,
       players: welcome.players.map((p) => ({ ...p })),
       hand: sortCards(welcome.hand || []),
@@ -157,6 +157,7 @@
       turnSince: null,
       moveDeadline: welcome.move_deadline_s,
       thinkingOn: welcome.thinking,
+      liveThinking: welcome.live_thinking,
       plays: {}, // ply -> {seat, card, fallback}
       thoughts: [], // thinking messages in arrival order
       selectedPly: null, // the thought shown; null: the latest
@@ -338,11 +339,9 @@
       if (!g) return;
       g.status = 'playing';
       g.players = msg.players.map((p) => ({ ...p }));
-      g.dealNumber = msg.deal_number;
       g.toMove = msg.first_leader;
       g.turnSince = Date.now();
-      addLog(`The hand starts (${msg.deal_number === null ? 'random deal' : `standard deal ${msg.deal_number}`}); `
-        + `${whoLabel(msg.first_leader)} leads.`);
+      addLog(`The hand starts; ${whoLabel(msg.first_leader)} leads.`);
       renderGame();
     },
 
@@ -414,6 +413,12 @@
       if (!g) return;
       g.status = 'finished';
       g.over = msg;
+      g.dealNumber = msg.deal_number;
+      for (const t of msg.thinking) { // held back until the end unless the table shows it live
+        g.thoughts = g.thoughts.filter((old) => old.ply !== t.ply);
+        g.thoughts.push(t);
+      }
+      if (msg.thinking.length) saveThoughts();
       g.scores = msg.scores;
       g.team = msg.team;
       g.toMove = null;
@@ -421,6 +426,7 @@
       g.turnPly = null;
       addLog('The hand is over.', 'score');
       renderGame();
+      renderThinking();
       loadGames();
     },
 
@@ -526,7 +532,8 @@
       $(`team-label-${t}`).parentElement.classList.toggle('mine', mine);
     }
     $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
-      + (g.dealNumber === null || g.dealNumber === undefined ? 'random deal' : `standard deal ${g.dealNumber}`);
+      + (g.dealNumber === undefined ? 'deal told at the end'
+        : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`);
   }
 
   function fillTrick(area, note, cards, winner, nameFn, posFn, highlight) {
@@ -701,17 +708,19 @@
     toggle.setAttribute('aria-expanded', String(app.thinkingOpen));
     toggle.classList.toggle('open', app.thinkingOpen);
     $('thinking-panel').hidden = !app.thinkingOpen;
-    $('thinking-status').textContent = g.thinkingOn
-      ? `${g.thoughts.length} AI move${g.thoughts.length === 1 ? '' : 's'} so far`
-      : 'not shown at this table';
+    $('thinking-status').textContent = !g.thinkingOn ? 'not shown at this table'
+      : !g.liveThinking && g.status !== 'finished' ? 'shown when the hand is over'
+        : `${g.thoughts.length} AI move${g.thoughts.length === 1 ? '' : 's'} so far`;
     if (!app.thinkingOpen) return;
     const list = $('thinking-list');
     const detail = $('thinking-detail');
     if (!g.thoughts.length) {
       list.replaceChildren();
-      detail.replaceChildren(el('p', { class: 'hint' }, g.thinkingOn
-        ? 'No ScrofaZero move yet. Each move of a ScrofaZero seat shows up here.'
-        : 'This table was opened without showing what the AI was thinking.'));
+      detail.replaceChildren(el('p', { class: 'hint' }, !g.thinkingOn
+        ? 'This table was opened without showing what the AI was thinking.'
+        : !g.liveThinking && g.status !== 'finished'
+          ? 'What the AI was thinking names its cards: it is shown when the hand is over.'
+          : 'No ScrofaZero move yet. Each move of a ScrofaZero seat shows up here.'));
       return;
     }
     const selected = g.thoughts.find((t) => t.ply === g.selectedPly) || g.thoughts[g.thoughts.length - 1];
@@ -881,7 +890,7 @@
     const name = $('player-name').value.trim();
     if (name) localStorage.setItem(NAME_KEY, name); else localStorage.removeItem(NAME_KEY);
     const msg = { type: 'create', seats, deal, leader: Number($('leader').value),
-      thinking: $('show-thinking').checked };
+      thinking: $('show-thinking').checked, live_thinking: $('live-thinking').checked };
     app.creating = { ownSeat: own, msg };
     app.game = null;
     $('log').replaceChildren();
