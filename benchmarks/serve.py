@@ -187,7 +187,8 @@ def main() -> None:
     }
     write_json_atomic(args.json, result)
     print(json.dumps(result, indent=2))
-    print("first move after start (ms): " + ", ".join(f"{k} {v}" for k, v in first_ms.items()))
+    print("first move after start (ms): " + ", ".join(f"{k} {v}" for k, v in first_ms.items()),
+          file=sys.stderr)  # stdout is the JSON alone
     if ok != args.tables or bot_ok != args.bot_tables:
         sys.exit("some recorded games do not replay to their recorded score")
 

@@ -28,3 +28,6 @@ def test_serve_benchmark_small(tmp_path):
     assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
     assert result["moves_per_s"] > 0 and result["anchor_engine_moves_per_s"] > 0
     assert json.loads(proc.stdout) == result
+    from scrofazero.agents import PLAYERS  # every bot kind's first move after start is timed
+    assert set(result["first_move_ms"]) == set(PLAYERS)
+    assert all(ms >= 0 for ms in result["first_move_ms"].values())
