@@ -19,24 +19,19 @@ of the winning team, -1 for the losers, 0 for a draw.
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from scrofazero.games.fish.cards import SET_SIZE, card_code, num_cards, num_sets, set_cards
 from scrofazero.games.fish.events import Ask
 from scrofazero.games.fish.rules import NUM_TEAMS, FishState, Params
+from scrofazero.pettingzoo.turns import RENDER_MODES, TurnBasedEnv, wrapped
 
-RENDER_MODES = ("ansi", "human")
 
 
 def env(**kwargs) -> AECEnv:
     """The wrapped environment: illegal moves end the game (-1 to the mover), out-of-range
     actions raise, and the AEC call order is enforced."""
-    game = raw_env(**kwargs)
-    game = wrappers.TerminateIllegalWrapper(game, illegal_reward=-1)
-    game = wrappers.AssertOutOfBoundsWrapper(game)
-    return wrappers.OrderEnforcingWrapper(game)
+    return wrapped(raw_env(**kwargs))
 
 
 class Layout:
@@ -93,7 +88,7 @@ def public_knowledge(state: FishState) -> tuple[np.ndarray, np.ndarray]:
     return holds, lacks
 
 
-class raw_env(AECEnv):
+class raw_env(TurnBasedEnv):
     """Fish for 6 or 8 agents. num_players, ask_held_allowed and ask_needs_other are the rules'
     Params (docs/fish.md); first_player moves first (default 0)."""
 
@@ -104,34 +99,14 @@ class raw_env(AECEnv):
                  ask_held_allowed: bool = False, ask_needs_other: bool = True,
                  first_player: int = 0):
         super().__init__()
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, "
-                             f"got {render_mode!r}")
         self.params = Params(num_players=num_players, ask_held_allowed=ask_held_allowed,
                              ask_needs_other=ask_needs_other, calls="own_turn")
         FishState.deal(self.params, 0, first_player)  # refuses a bad first_player before play
         self.first_player = first_player
-        self.render_mode = render_mode
         self.layout = Layout(num_players)
-        self.possible_agents = [f"player_{s}" for s in range(num_players)]
-        self.agents = list(self.possible_agents)
-        obs = spaces.Box(low=0.0, high=1.0, shape=(self.layout.obs_size(),), dtype=np.float32)
-        mask = spaces.Box(low=0, high=1, shape=(self.layout.size,), dtype=np.int8)
-        self.observation_spaces = {a: spaces.Dict({"observation": obs, "action_mask": mask})
-                                   for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(self.layout.size) for a in self.possible_agents}
-        self._rng = np.random.default_rng()
+        self._setup(render_mode, num_players, self.layout.obs_size(), self.layout.size, low=0.0)
         self.state_: FishState | None = None
         self.pending: tuple[int, list[int]] | None = None  # (set being called, seats named)
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
-
-    def seat(self, agent: str) -> int:
-        return self.possible_agents.index(agent)
 
     def legal_actions(self) -> list[int]:
         """The actions of the player to move, ascending (empty at the end of the game)."""
@@ -172,34 +147,20 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options=None):
         """A new shuffled deal; the same seed gives the same deal."""
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        self._reseed(seed)
         self.state_ = FishState.deal(self.params, self._rng, self.first_player)
         self.pending = None
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0 for a in self.agents}
-        self._cumulative_rewards = {a: 0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.state_.current_player]
+        self._begin_episode()
 
-    def step(self, action):
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            return self._was_dead_step(action)
-        self._cumulative_rewards[agent] = 0
-        self._apply(int(action))
-        if self.state_.is_terminal:
-            for agent_, value in zip(self.possible_agents, self.state_.returns()):
-                self.rewards[agent_] = value
-                self.terminations[agent_] = True
-        self.agent_selection = self.possible_agents[self.state_.current_player]
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+    def _over(self) -> bool:
+        return self.state_.is_terminal
 
-    def _apply(self, action: int) -> None:
+    def _returns(self):
+        return self.state_.returns()
+
+    def _mover(self) -> int:
+        return self.state_.current_player
+    def _move(self, action: int) -> None:
         """One move of the player to move; the rules engine refuses an illegal ask or call."""
         lay, state, me = self.layout, self.state_, self.state_.current_player
         if self.pending is not None:
@@ -222,17 +183,10 @@ class raw_env(AECEnv):
         else:
             state.ask(action // lay.cards, action % lay.cards, asker=me)
 
-    def render(self):
-        if self.render_mode is None:
-            return None
+    def _text(self) -> str:
         text = str(self.state_)
         if self.pending is not None:
             set_id, named = self.pending
             text += f"; calling set {set_id}: " + " ".join(
                 f"{card_code(c)}->{k}" for c, k in zip(set_cards(set_id), named))
-        if self.render_mode == "human":
-            print(text)
         return text
-
-    def close(self):
-        pass

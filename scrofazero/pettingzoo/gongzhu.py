@@ -11,9 +11,7 @@ the other team's (partners get the same reward).
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from scrofazero.games.gongzhu.cards import (
     NUM_CARDS,
@@ -25,8 +23,8 @@ from scrofazero.games.gongzhu.cards import (
 from scrofazero.games.gongzhu.deals import random_deal
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.games.gongzhu.scoring import pile_scores
+from scrofazero.pettingzoo.turns import RENDER_MODES, TurnBasedEnv, wrapped
 
-RENDER_MODES = ("ansi", "human")
 SCORE_SCALE = 1000.0  # one pile's score is within +-600, so score / 1000 is within [-1, 1]
 _SHIFTS = np.arange(NUM_CARDS, dtype=np.uint64)
 # hand, played, current trick per relative seat, scoring piles per seat, voids per seat, scores
@@ -37,10 +35,7 @@ OBS_SIZE = (NUM_CARDS + NUM_CARDS + NUM_SEATS * NUM_CARDS + NUM_SEATS * 16 + NUM
 def env(**kwargs) -> AECEnv:
     """The wrapped environment: illegal moves end the game (-1 to the mover), out-of-range
     actions raise, and the AEC call order is enforced."""
-    game = raw_env(**kwargs)
-    game = wrappers.TerminateIllegalWrapper(game, illegal_reward=-1)
-    game = wrappers.AssertOutOfBoundsWrapper(game)
-    return wrappers.OrderEnforcingWrapper(game)
+    return wrapped(raw_env(**kwargs))
 
 
 def _bits(mask: int, width: int) -> np.ndarray:
@@ -65,7 +60,7 @@ def observe_view(view: InfoView) -> np.ndarray:
     ])
 
 
-class raw_env(AECEnv):
+class raw_env(TurnBasedEnv):
     """Gongzhu for four agents; `leader` is the seat leading the first trick (default 0)."""
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "scrofazero_gongzhu_v0",
@@ -73,30 +68,10 @@ class raw_env(AECEnv):
 
     def __init__(self, render_mode: str | None = None, leader: int = 0):
         super().__init__()
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, "
-                             f"got {render_mode!r}")
         GongzhuState(leader=leader, seed=0)  # refuses a bad leader before any game starts
-        self.render_mode = render_mode
         self.leader = leader
-        self.possible_agents = [f"player_{s}" for s in range(NUM_SEATS)]
-        self.agents = list(self.possible_agents)
-        obs = spaces.Box(low=-1.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
-        mask = spaces.Box(low=0, high=1, shape=(NUM_CARDS,), dtype=np.int8)
-        self.observation_spaces = {a: spaces.Dict({"observation": obs, "action_mask": mask})
-                                   for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_CARDS) for a in self.possible_agents}
-        self._rng = np.random.default_rng()
+        self._setup(render_mode, NUM_SEATS, OBS_SIZE, NUM_CARDS, low=-1.0)
         self.state_: GongzhuState | None = None
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
-
-    def seat(self, agent: str) -> int:
-        return self.possible_agents.index(agent)
 
     def view(self, agent: str) -> InfoView:
         """What `agent`'s seat knows: the view scrofazero's own players act on."""
@@ -111,42 +86,24 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options=None):
         """A new random deal; the same seed gives the same deal."""
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        self._reseed(seed)
         self.state_ = GongzhuState(deal=random_deal(self._rng), leader=self.leader)
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0 for a in self.agents}
-        self._cumulative_rewards = {a: 0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.state_.current_player]
+        self._begin_episode()
 
-    def step(self, action):
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            return self._was_dead_step(action)
-        self._cumulative_rewards[agent] = 0
-        self.state_.apply(int(action))
-        if self.state_.is_terminal():
-            for agent_, value in zip(self.possible_agents, self.state_.returns()):
-                self.rewards[agent_] = value
-                self.terminations[agent_] = True
-        self.agent_selection = self.possible_agents[self.state_.current_player]
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+    def _move(self, action: int) -> None:
+        self.state_.apply(action)
 
-    def render(self):
-        if self.render_mode is None:
-            return None
-        text = _describe(self.state_)
-        if self.render_mode == "human":
-            print(text)
-        return text
+    def _over(self) -> bool:
+        return self.state_.is_terminal()
 
-    def close(self):
-        pass
+    def _returns(self):
+        return self.state_.returns()
+
+    def _mover(self) -> int:
+        return self.state_.current_player
+
+    def _text(self) -> str:
+        return _describe(self.state_)
 
 
 def _describe(gs: GongzhuState) -> str:

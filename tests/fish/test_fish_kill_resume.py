@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from composed import config, refused
-from kill_run import GlobalRandom, jsonl_records, kill_after_checkpoint
+from kill_run import GlobalRandom, assert_same_end, jsonl_records, kill_after_checkpoint
 
 from scrofazero import entry
 from scrofazero.fish.learning.train import load_envelope, run_meta, run_settings
@@ -34,12 +34,7 @@ def _args(tmp_path, run, updates):
 
 
 def _same_end(tmp_path, a, b, logs=("train.jsonl", "eval.jsonl")):
-    wa = torch.load(tmp_path / "ck" / a / "latest.pt", weights_only=True)["model"]
-    wb = torch.load(tmp_path / "ck" / b / "latest.pt", weights_only=True)["model"]
-    assert all(torch.equal(wa[k], wb[k]) for k in wa)
-    for log in logs:
-        assert (jsonl_records(tmp_path / "ck" / a / log, TIMING)
-                == jsonl_records(tmp_path / "ck" / b / log, TIMING)), log
+    assert_same_end(tmp_path / "ck" / a, tmp_path / "ck" / b, logs, TIMING)
 
 
 @pytest.fixture(autouse=True)

@@ -50,6 +50,18 @@ def jsonl_records(path: Path, timing: tuple[str, ...]) -> list[dict]:
             for line in path.read_text().splitlines()]
 
 
+def assert_same_end(a: Path, b: Path, logs: tuple[str, ...], timing: tuple[str, ...]) -> None:
+    """Run folders `a` and `b` ended alike: equal network weights in their latest.pt and equal
+    jsonl `logs` (less their `timing` keys)."""
+    import torch
+
+    wa = torch.load(a / "latest.pt", weights_only=True)["model"]
+    wb = torch.load(b / "latest.pt", weights_only=True)["model"]
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    for log in logs:
+        assert jsonl_records(a / log, timing) == jsonl_records(b / log, timing), log
+
+
 class GlobalRandom:
     """Context manager giving back python's, numpy's and torch's global random states (an
     in-process resume sets them to the checkpoint's)."""

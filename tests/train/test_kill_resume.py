@@ -8,7 +8,7 @@ and the resumed half run in-process on the same settings (one torch thread both)
 
 import pytest
 import torch
-from kill_run import GlobalRandom, jsonl_records, kill_after_checkpoint
+from kill_run import GlobalRandom, assert_same_end, jsonl_records, kill_after_checkpoint
 from test_run_state import eval_steps_in_tensorboard
 
 from scrofazero.nn.checkpoint import load_checkpoint
@@ -26,16 +26,8 @@ def _args(tmp_path, run, batches):
             f"log_dir={tmp_path / 'runs'}", f"train.max_batches={batches}"]
 
 
-def _weights(path):
-    return load_checkpoint(path)["model"]
-
-
 def _same_end(tmp_path, a, b):
-    wa, wb = _weights(tmp_path / "ckpt" / a / "latest.pt"), _weights(tmp_path / "ckpt" / b /
-                                                                      "latest.pt")
-    assert all(torch.equal(wa[k], wb[k]) for k in wa)
-    assert (jsonl_records(tmp_path / "ckpt" / a / "eval.jsonl", TIMING)
-            == jsonl_records(tmp_path / "ckpt" / b / "eval.jsonl", TIMING))
+    assert_same_end(tmp_path / "ckpt" / a, tmp_path / "ckpt" / b, ("eval.jsonl",), TIMING)
 
 
 @pytest.fixture(autouse=True)
