@@ -83,6 +83,7 @@ class TrainConfig:
     aux_weight: NonNegative = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
     policy_target: one_of(*POLICY_TARGETS) = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
     playout_cheap: Share = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
+    search_scale: Positive = 1.0  # self-play's search budget (full and cheap plies alike) times this: a stronger target later in training (a schedule key)
     max_batches: Optional[NonNegativeInt] = None  # stop after this many self-play batches (None: no limit)
     max_minutes: Optional[NonNegative] = None  # stop after this much training wall time (None: no limit)
     eval_every: NonNegativeInt = 10  # evaluate the raw network every this many batches (0: never)

@@ -148,7 +148,17 @@ def settings_changes(stored: dict, current: dict, allowed: Iterable[str] = ()) -
     allowed = tuple(allowed)
     old, new = _flatten(stored), _flatten(current)
     return [f"{key}: {old[key]!r} -> {new[key]!r}" for key in sorted(set(old) & set(new))
-            if old[key] != new[key] and not _within(key, allowed)]
+            if not _same(old[key], new[key]) and not _within(key, allowed)]
+
+
+def _same(a, b) -> bool:
+    """Equal settings values; inside lists of dicts (train.schedule's phases) a key one side
+    lacks equals None on the other (a phase key added by a later version, unset)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_same(a.get(k), b.get(k)) for k in set(a) | set(b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def check_settings(envelope: Envelope, settings: dict, always: Iterable[str] = (),

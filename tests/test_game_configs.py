@@ -5,7 +5,8 @@ groups and its experiment preset are composed for game=gongzhu only, so a Tiny C
 run's resolved config has none of them (and refuses their settings), and `leader` is Tiny
 Crew's. The Gongzhu command lines of README.md, docs/commands.md and models/long_run/continue.sh
 resolve to the settings they resolved to at commit b0b7147 (tests/data/configs_b0b7147.json),
-but for `game.leader` (gone) and the root's `seed` (new, and train.seed follows it), and the
+but for `game.leader` (gone), the root's `seed` (new, and train.seed follows it) and
+`train.search_scale` (new, 1 = off), and the
 long run's stored settings still allow it to resume. evaluate.py's players' settings are groups
 named after each player (`greed.num_samples`, `raw.num_deals`, `raw.mode`, `scrofazero.*`); the
 old flat names are deprecated aliases that set the same values. A command line hydra cannot
@@ -84,7 +85,8 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
     old, new = case["config"], resolved("train", *case["args"])
     assert settings_changes(old, new) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
-    assert set(_flatten(new)) - set(_flatten(old)) == {"seed"}
+    assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale"}
+    assert new["train"]["search_scale"] == 1.0  # new since, and off by default
     assert new["seed"] == 0 and new["train"]["seed"] == old["train"]["seed"]
 
 

@@ -66,6 +66,13 @@ def test_settings_changes_allow_keys_and_groups():
     assert settings_changes(stored, current) == ["train.lr: 1.0 -> 2.0", "train.seed: 0 -> 1"]
     assert settings_changes(stored, current, ["train.lr"]) == ["train.seed: 0 -> 1"]
     assert settings_changes(stored, current, ["train"]) == []
+    # a schedule phase key added later, unset (None), is no difference; a set one is
+    phases = {"train": {"schedule": [{"from_games": 0, "lr": 1.0}]}}
+    later = {"train": {"schedule": [{"from_games": 0, "lr": 1.0, "search_scale": None}]}}
+    assert settings_changes(phases, later) == []
+    later["train"]["schedule"][0]["search_scale"] = 2.0
+    assert settings_changes(phases, later) == [f"train.schedule: {phases['train']['schedule']!r}"
+                                               f" -> {later['train']['schedule']!r}"]
     with pytest.raises(RunError, match=r"resume_overrides=\[train.lr,train.seed\]"):
         check_settings(Envelope("g", settings=stored, step=1, path="c.pt"), current)
     with pytest.raises(RunError, match="c.pt: holds no settings"):

@@ -99,6 +99,7 @@ class FishSelfPlay:
     checkpoint_every: Count = 10  # updates between checkpoints (and always at the end)
     call_checks: one_of(*CALL_CHECKS) = "mover"  # learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as in matches; slower)
     seed: Seed = 0  # seeds every self-play game (with its index) and the scorer's initial weights
+    init_from: Optional[str] = None  # start from this scorer's weights (a model.pt, latest.pt or models/fish_learned.pt) with a fresh Adam; kept in the run's settings
 
 
 @dataclass

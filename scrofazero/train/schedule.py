@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 from scrofazero.nn.grow import check_growth
 
 # The train settings a phase can set (besides the network's shape).
-PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full")
+PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale")
 
 
 @dataclass
@@ -28,6 +28,7 @@ class PhaseConfig:
     passes: Optional[int] = None  # None: as the phase before
     lr: Optional[float] = None  # Adam learning rate (None: as the phase before)
     playout_full: Optional[float] = None  # fraction of plies searched in full and recorded (None: as before)
+    search_scale: Optional[float] = None  # self-play's search budget times this (None: as before)
     hidden: Optional[list[int]] = None  # grow the network to these trunk widths (None: keep)
     num_blocks: Optional[int] = None  # grow to this many residual blocks (None: keep)
 
@@ -58,6 +59,9 @@ def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "tr
         full = _get(phase, "playout_full")
         if full is not None and not 0.0 < full <= 1.0:
             raise ValueError(f"{where}[{i}].playout_full={full}: must lie in (0, 1]")
+        scale = _get(phase, "search_scale")
+        if scale is not None and not scale > 0:
+            raise ValueError(f"{where}[{i}].search_scale={scale}: must be > 0")
         hidden = _get(phase, "hidden")
         if hidden is not None and (len(hidden) == 0 or min(hidden) < 1):
             raise ValueError(f"{where}[{i}].hidden={list(hidden)}: must list positive widths")

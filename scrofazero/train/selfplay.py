@@ -134,11 +134,13 @@ def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
 
 def selfplay_options(train_cfg, settings: dict | None = None) -> dict:
     """The keyword arguments of play_selfplay that the `train` settings give (loop and Ray
-    actors alike); `settings`: the run's phase settings, which may change playout_full."""
+    actors alike); `settings`: the run's phase settings, which may change playout_full and
+    search_scale."""
     full = (settings or {}).get("playout_full", train_cfg.playout_full)
+    search = (settings or {}).get("search_scale", train_cfg.search_scale)
     return {"beta": float(train_cfg.beta), "outcome_weight": float(train_cfg.outcome_weight),
             "full_fraction": float(full),
-            "cheap_scale": float(train_cfg.playout_cheap),
+            "cheap_scale": float(train_cfg.playout_cheap), "search_scale": float(search),
             "policy_target": str(train_cfg.policy_target)}
 
 
@@ -191,6 +193,7 @@ def play_selfplay(
     full_fraction: float = 1.0,
     cheap_scale: float = 0.25,
     policy_target: str = "q",
+    search_scale: float = 1.0,
 ) -> SelfPlayRecords:
     """Play `num_games` full games in lockstep with search at every ply (every unforced one
     unless mcts_config.search_forced).
@@ -203,6 +206,7 @@ def play_selfplay(
     Playout-cap randomisation (KataGo) when full_fraction < 1: each searched ply gets the full
     budget with probability full_fraction and is recorded; the others get cheap_scale x the
     budget (at least one simulation per legal card), are played and not recorded.
+    search_scale multiplies every searched ply's budget (full and cheap alike; 1: the config's).
     policy_target: "q" (softmax(beta x root Q), the paper's), "visits" (the root's visit
     counts, normalised: AlphaZero's target) or "gumbel" (the network's own policy at the root
     improved by the searched Q, Gumbel MuZero's target: one more network call per ply).
@@ -225,9 +229,10 @@ def play_selfplay(
         rows = np.flatnonzero(~forced)
         if len(rows) and full_fraction < 1.0:
             full = rng.random(len(rows)) < full_fraction  # [R] recorded plies
-            scale = np.where(full, 1.0, cheap_scale)
+            scale = np.where(full, 1.0, cheap_scale) * search_scale
         else:
-            full, scale = np.ones(len(rows), dtype=bool), None
+            full = np.ones(len(rows), dtype=bool)
+            scale = None if search_scale == 1.0 else np.full(len(rows), search_scale)
         if len(rows):
             roots = s.take(rows)
             res = run_mcts(GongzhuRules, evaluator, roots, mcts_config, rng=rng,

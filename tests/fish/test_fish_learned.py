@@ -29,7 +29,7 @@ from fish_games import Checked, deal_with
 from scrofazero import entry
 from scrofazero.fish.learning.selfplay import Tally, batch_loss, play_training_game, update
 from scrofazero.fish.players.learned import FishMind, LearnedPlayer
-from scrofazero.fish.players.scorer import FEATURES, Scorer, load_scorer
+from scrofazero.fish.players.scorer import FEATURES, Scorer, load_scorer, model_payload
 from scrofazero.fish.match import play_game
 from scrofazero.fish.players.logic import RandomPlayer
 from scrofazero.fish.players.roster import make_fish_player
@@ -301,6 +301,33 @@ def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
                                          f"checkpoint={tmp_path / 'none.pt'}", "game.match.games=1",
                                          "game.match.table_sizes=[6]"), capsys, monkeypatch)
     assert "none.pt" in err
+
+
+def test_init_from_starts_from_the_file_with_a_fresh_optimiser(tmp_path, capsys, monkeypatch):
+    common = ("game=fish", "game.selfplay.train_sizes=[6]", "game.selfplay.games_per_update=1",
+              "game.match.max_moves=40", "game.selfplay.eval_every=0",
+              f"checkpoint_dir={tmp_path / 'ck'}", f"log_dir={tmp_path / 'runs'}")
+    source = random_scorer(3)
+    torch.save(model_payload(source), tmp_path / "start.pt")
+    entry.train(config("train", *common, "run=warm", "game.selfplay.updates=1",
+                       f"game.selfplay.init_from={tmp_path / 'start.pt'}"))
+    trained = load_scorer(tmp_path / "ck" / "warm" / "model.pt").state_dict()
+    entry.train(config("train", *common, "run=cold", "game.selfplay.updates=1"))
+    cold = load_scorer(tmp_path / "ck" / "cold" / "model.pt").state_dict()
+    start = source.state_dict()
+    # one small Adam step from the file's weights: near them, far from a fresh network's
+    near = max(float((trained[k] - start[k]).abs().max()) for k in start)
+    assert 0 < near < 0.05 and not torch.equal(trained["head.weight"], cold["head.weight"])
+    payload = torch.load(tmp_path / "ck" / "warm" / "latest.pt", weights_only=False)
+    assert payload["trainer"]["optimizer"]["state"][0]["step"] == 1  # fresh Adam: one step
+    assert "init_from" in json.loads(payload["trainer"]["meta"])
+    entry.train(config("train", *common, "run=warm", "game.selfplay.updates=2", "resume=true",
+                       f"game.selfplay.init_from={tmp_path / 'start.pt'}"))
+    err = refused(entry.train, config("train", *common, "run=bad", "game.selfplay.updates=1",
+                                      "game.selfplay.hidden=8",
+                                      f"game.selfplay.init_from={tmp_path / 'start.pt'}"),
+                  capsys, monkeypatch)
+    assert "game.selfplay.init_from" in err and "start.pt" in err
 
 
 def test_bad_model_files_are_refused(tmp_path):

@@ -11,7 +11,8 @@ from scrofazero.train.loop import run_training
 from scrofazero.train.schedule import check_schedule, phase_index, phase_settings
 from tests.helpers.composed import config
 
-BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0}
+BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0,
+        "search_scale": 1.0}
 SHAPE = {"hidden": [64, 32], "num_blocks": 1}
 
 
@@ -28,7 +29,7 @@ def test_phases_carry_unset_settings_over():
     assert phase_settings(schedule, -1, BASE, SHAPE) == (BASE, SHAPE)
     settings, shape = phase_settings(schedule, 1, BASE, SHAPE)
     assert settings == {"games_per_batch": 4, "replay_batches": 1, "passes": 1, "lr": 5e-5,
-                        "playout_full": 0.5}
+                        "playout_full": 0.5, "search_scale": 1.0}
     assert shape == {"hidden": [96, 32], "num_blocks": 1}
 
 
@@ -38,6 +39,7 @@ def test_phases_carry_unset_settings_over():
     ([{"from_games": 0, "passes": 0}], "[0].passes=0"),
     ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),
     ([{"from_games": 0, "playout_full": 0.0}], "[0].playout_full=0.0"),
+    ([{"from_games": 0, "search_scale": 0.0}], "[0].search_scale=0.0"),
     ([{"from_games": 0, "hidden": [32, 32]}], "[0]: cannot grow"),
     ([{"from_games": 0, "hidden": [96, 64]}, {"from_games": 5, "hidden": [64, 64]}],
      "[1]: cannot grow"),

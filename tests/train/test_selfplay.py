@@ -227,6 +227,20 @@ def test_search_forced_records_all_52_plies_with_exact_last_targets():
 
 
 
+def test_search_scale_is_the_same_as_a_bigger_budget():
+    """search_scale (a schedule key) multiplies every root's budget: scale 2 on 0 + 2 x legal
+    is exactly the search of 0 + 4 x legal."""
+    scaled = play_selfplay(cheap_evaluator, 4, np.random.default_rng(3), MCTSConfig(), beta=BETA,
+                           search_scale=2.0)
+    bigger = play_selfplay(cheap_evaluator, 4, np.random.default_rng(3),
+                           MCTSConfig(budget_per_legal=4), beta=BETA)
+    plain = play_selfplay(cheap_evaluator, 4, np.random.default_rng(3), MCTSConfig(), beta=BETA)
+    assert np.array_equal(scaled.actions, bigger.actions)
+    assert np.array_equal(scaled.value_target, bigger.value_target)
+    assert np.array_equal(scaled.policy_target, bigger.policy_target)
+    assert not np.array_equal(scaled.value_target, plain.value_target)
+
+
 def test_playout_cap_randomisation_records_only_full_searches():
     full = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA)
     same = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA,

@@ -97,7 +97,8 @@ def run_meta(cfg) -> dict:
             "value_weight": float(g.value_weight), "entropy_weight": float(g.entropy_weight),
             "helping": [float(h) for h in g.helping], "max_moves": int(m.max_moves),
             "call_checks": g.call_checks,
-            "seed": int(g.seed)}
+            "seed": int(g.seed),
+            **({"init_from": str(g.init_from)} if g.get("init_from") else {})}
 
 
 MATCH_KEYS = ("calls", "ask_held_allowed", "max_moves")  # run_meta's keys of game.match
@@ -125,8 +126,12 @@ def _train(cfg, folder: RunFolder) -> dict:
     done, games, elapsed = 0, 0, 0.0
     if envelope is not None:
         done, games, elapsed = _restore(envelope, net, optimizer)
+    elif "init_from" in meta:
+        _initialise(net, meta["init_from"])
     folder.begin(envelope)
     writer = folder.writer
+    if envelope is None and "init_from" in meta:
+        writer.add_text("init_from", f"weights from {meta['init_from']}, fresh Adam", 0)
     bar = tqdm(total=g.updates, initial=done, unit="update", disable=not cfg.progress,
                desc="fish self-play")
     started, last, last_eval = time.perf_counter() - elapsed, {}, None
@@ -252,6 +257,18 @@ def load_envelope(path: Path) -> Envelope:
         raise RunError(f"{path}: run header step {envelope.step} differs from the trainer's "
                        f"{trainer['updates']} updates")
     return envelope
+
+
+def _initialise(net: Scorer, path: str) -> None:
+    """A fresh run's weights from `game.selfplay.init_from` (any scorer file); the optimiser
+    starts fresh. ValueError naming the setting when the file's network is another shape."""
+    source = scorer_from_payload(read_payload(path), path)
+    try:
+        net.load_state_dict(source.state_dict())
+    except RuntimeError:
+        raise ValueError(f"game.selfplay.init_from={path}: its network does not fit "
+                         f"game.selfplay.hidden={net.hidden}") from None
+    print(f"fish: starting from the weights of {path} (fresh optimiser)")
 
 
 def _restore(envelope: Envelope, net, optimizer) -> tuple[int, int, float]:
