@@ -7,10 +7,16 @@ moves/s over the whole run and each move's latency (from sending `play` to recei
 `played` echo, which the server sends after the move is applied and written to the database).
 First, right after the server says it is ready, one table per bot kind measures that kind's
 first move (its recorded think time at ply 1: compiling or loading on the first move would show
-here). Optionally a second wave of tables held by our in-process bots (`--bot-tables`). Afterwards every
-recorded game is replayed on the rules engine and must reach its recorded score. The anchor is
-the rules engine's own random-play moves/s in this process, measured in the same run.
-Usage: python benchmarks/serve.py --json PATH [--tables 50] [--bot-tables 20]
+here). Then, each kind a wave of its own, measured the same way: Gongzhu matches of 3 hands
+(`--match-tables`, the bots say `next` after each hand), Fish tables of 6 and 8 seats
+(`--fish-tables`, half each) of outside Fish bots (random asks; a call when a set is mostly in
+hand or a call is due), and tables of our in-process bots (`--bot-tables`, no client: wall time
+only). Afterwards every recorded game is replayed on its rules engine and must reach its
+recorded score (Gongzhu: records.replay of the stored record; Fish: fish_records'
+replayed_state). The anchor is the rules engine's own random-play moves/s in this process,
+measured in the same run.
+Usage: python benchmarks/serve.py --json PATH [--tables 50] [--match-tables 10]
+       [--fish-tables 10] [--bot-tables 20]
 """
 
 from __future__ import annotations
@@ -32,10 +38,18 @@ import numpy as np
 import websockets
 
 from scrofazero.atomic import write_json_atomic
-from scrofazero.games.gongzhu.cards import card_index
+from scrofazero.games.fish.cards import card_code as fish_card_code
+from scrofazero.games.fish.cards import set_cards, teammates
+from scrofazero.games.gongzhu.game_record import GameRecordError, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.serve.fish_hub import SeatView
+from scrofazero.serve.fish_records import replayed_state
+from scrofazero.serve.records import to_game_record
+
+FISH_CALL_AT = 3  # an outside Fish bot calls a set once it holds this many of its 6 cards
 
 ROOT = Path(__file__).resolve().parents[1]
+MATCH_HANDS = 3  # hands of each match of --match-tables
 
 
 def start_server(db: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
@@ -51,7 +65,8 @@ def start_server(db: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
 
 async def seat_bot(url: str, table: str, seat: int, token: str, seed: int,
                    latencies: list[float]) -> dict:
-    """Mr. Random at one seat; appends its moves' latencies (seconds)."""
+    """Mr. Random at one seat of a match, `next` after every hand but the last; appends its
+    moves' latencies (seconds); returns match_over."""
     rng = random.Random(seed)
     async with websockets.connect(url, max_queue=None) as ws:
         await ws.send(json.dumps({"type": "join", "table": table, "seat": seat, "token": token}))
@@ -66,24 +81,100 @@ async def seat_bot(url: str, table: str, seat: int, token: str, seed: int,
             elif kind == "played" and msg["seat"] == seat and sent_at is not None:
                 latencies.append(time.perf_counter() - sent_at)
                 sent_at = None
+            elif kind == "hand_over":
+                await ws.send(json.dumps({"type": "next"}))
             elif kind == "error":
                 raise RuntimeError(f"table {table} seat {seat}: {msg}")
-            elif kind == "game_over":
+            elif kind == "match_over":
                 return msg
     raise RuntimeError(f"table {table} seat {seat}: closed before the end")
 
 
-async def protocol_tables(url: str, tables: int) -> tuple[list[int], list[float], float]:
+async def protocol_tables(url: str, tables: int, hands: int = 1
+                          ) -> tuple[list[int], list[float], float]:
+    """`tables` matches of `hands` hands, four outside bots each, played at once: their match
+    ids, every move's latency and the wall time."""
     async with websockets.connect(url) as ws:
         made = []
         for _ in range(tables):
-            await ws.send(json.dumps({"type": "create", "seats": ["open"] * 4}))
+            await ws.send(json.dumps({"type": "create", "seats": ["open"] * 4, "hands": hands}))
             made.append(json.loads(await ws.recv()))
     latencies: list[float] = []
     start = time.perf_counter()
-    await asyncio.gather(*(seat_bot(url, m["table"], seat, m["tokens"][str(seat)], 4 * i + seat,
-                                    latencies)
-                           for i, m in enumerate(made) for seat in range(4)))
+    overs = await asyncio.gather(*(seat_bot(url, m["table"], seat, m["tokens"][str(seat)],
+                                            4 * i + seat, latencies)
+                                   for i, m in enumerate(made) for seat in range(4)))
+    return sorted({o["match_id"] for o in overs}), latencies, time.perf_counter() - start
+
+
+def fish_call(seen: SeatView) -> dict:
+    """A call of the uncalled set the seat holds most cards of: its own cards with itself, the
+    rest with its first teammate that holds cards (the server's fallback call)."""
+    n, me = seen.num_players, seen.seat
+    set_id = max(sorted(seen.uncalled), key=lambda s: sum(c in seen.hand for c in set_cards(s)))
+    others = [s for s in teammates(me, n) if s != me and seen.hand_counts[s] > 0]
+    other = others[0] if others else me
+    return {"type": "call", "set": set_id, "move": seen.moves + 1,
+            "holders": {fish_card_code(c): me if c in seen.hand else other
+                        for c in set_cards(set_id)}}
+
+
+def fish_move(seen: SeatView, turn: dict, rng: random.Random) -> dict:
+    """An outside Fish bot's answer to fish_turn: a call when one is due or a set is mostly in
+    hand, else a random legal ask."""
+    mostly = [s for s in seen.uncalled
+              if sum(c in seen.hand for c in set_cards(s)) >= FISH_CALL_AT]
+    if turn["must_call"] or mostly:
+        return fish_call(seen)
+    target, card = rng.choice(turn["asks"])
+    return {"type": "ask", "target": target, "card": card, "move": turn["move"]}
+
+
+async def fish_seat_bot(url: str, table: str, seat: int, token: str, seed: int,
+                        latencies: list[float]) -> dict:
+    """An outside bot at one Fish seat; appends its moves' latencies (from sending a move to
+    its own `asked` or `called` echo); returns fish_over."""
+    rng = random.Random(seed)
+    seen, sent = None, None  # sent: (move number, time)
+    async with websockets.connect(url, max_queue=None) as ws:
+        await ws.send(json.dumps({"type": "fish_join", "table": table, "seat": seat,
+                                  "token": token}))
+        async for frame in ws:
+            msg = json.loads(frame)
+            kind = msg["type"]
+            if kind == "fish_welcome":
+                seen = SeatView(msg)
+            elif kind in ("asked", "called"):
+                seen.event(msg)
+                if sent is not None and msg["seat"] == seat and msg["move"] == sent[0]:
+                    latencies.append(time.perf_counter() - sent[1])
+                    sent = None
+            elif kind == "fish_turn":
+                move = fish_move(seen, msg, rng)
+                sent = (msg["move"], time.perf_counter())
+                await ws.send(json.dumps(move))
+            elif kind == "error":
+                raise RuntimeError(f"fish table {table} seat {seat}: {msg}")
+            elif kind == "fish_over":
+                return msg
+    raise RuntimeError(f"fish table {table} seat {seat}: closed before the end")
+
+
+async def fish_tables(url: str, tables: int) -> tuple[list[int], list[float], float]:
+    """`tables` Fish tables (the first half 6 seats, the rest 8) of outside bots, played at
+    once: their game ids, every move's latency and the wall time."""
+    sizes = [6 if i < (tables + 1) // 2 else 8 for i in range(tables)]
+    async with websockets.connect(url) as ws:
+        made = []
+        for i, n in enumerate(sizes):
+            await ws.send(json.dumps({"type": "fish_create", "seats": ["open"] * n,
+                                      "seed": i, "calls": "own_turn"}))
+            made.append(json.loads(await ws.recv()))
+    latencies: list[float] = []
+    start = time.perf_counter()
+    await asyncio.gather(*(fish_seat_bot(url, m["table"], seat, m["tokens"][str(seat)],
+                                         100 * i + seat, latencies)
+                           for i, (m, n) in enumerate(zip(made, sizes)) for seat in range(n)))
     return [m["game_id"] for m in made], latencies, time.perf_counter() - start
 
 
@@ -131,11 +222,39 @@ def replays_ok(base: str, ids: list[int]) -> int:
     ok = 0
     for game_id in ids:
         game = http(base, f"/api/games/{game_id}")
-        state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
-        for move in game["moves"]:
-            state.apply(card_index(move["card"]))
+        try:
+            state = replay(to_game_record(game))
+        except GameRecordError:
+            continue
         ok += state.is_terminal() and state.pile_scores() == game["scores"]
     return ok
+
+
+def match_game_ids(base: str, match_ids: list[int]) -> list[int]:
+    """The recorded games (hands) of the matches, in order."""
+    return [g["id"] for m in match_ids for g in http(base, f"/api/matches/{m}")["games"]]
+
+
+def fish_replays_ok(base: str, ids: list[int]) -> int:
+    """How many recorded Fish games replay on the rules engine to their recorded score."""
+    ok = 0
+    for game_id in ids:
+        game = http(base, f"/api/fish/games/{game_id}")
+        try:
+            state = replayed_state(game)
+        except ValueError:
+            continue
+        ok += state.is_terminal and list(state.score) == game["score"]
+    return ok
+
+
+def load_figures(latencies: list[float], wall: float) -> dict:
+    """Moves, moves/s and latency percentiles (ms) of one wave."""
+    lat_ms = np.array(latencies) * 1000
+    return {"moves": len(latencies), "wall_s": round(wall, 2),
+            "moves_per_s": round(len(latencies) / wall, 1) if wall else None,
+            "latency_ms": {q: round(float(np.percentile(lat_ms, p)), 2) if len(lat_ms) else None
+                           for q, p in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}}
 
 
 def engine_moves_per_s(games: int = 200) -> float:
@@ -151,6 +270,11 @@ def engine_moves_per_s(games: int = 200) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50, help="protocol tables played at once")
+    parser.add_argument("--match-tables", type=int, default=10,
+                        help="Gongzhu matches of 3 hands played at once afterwards (0: none)")
+    parser.add_argument("--fish-tables", type=int, default=10,
+                        help="Fish tables (half 6 seats, half 8) played at once afterwards "
+                             "(0: none)")
     parser.add_argument("--bot-tables", type=int, default=20,
                         help="tables of our in-process bots afterwards (0: none)")
     parser.add_argument("--json", required=True, help="where to write the figures")
@@ -159,29 +283,47 @@ def main() -> None:
         proc, base = start_server(os.path.join(tmp, "games.sqlite"), [])
         try:
             first_ms = first_moves_ms(base)
-            ids, lat, wall = asyncio.run(protocol_tables(f"ws://{base}/ws", args.tables))
+            matches, lat, wall = asyncio.run(protocol_tables(f"ws://{base}/ws", args.tables))
+            ids = match_game_ids(base, matches)
+            match_ids, match_lat, match_wall = (
+                asyncio.run(protocol_tables(f"ws://{base}/ws", args.match_tables, MATCH_HANDS))
+                if args.match_tables else ([], [], 0.0))
+            match_games = match_game_ids(base, match_ids)
+            fish_ids, fish_lat, fish_wall = (
+                asyncio.run(fish_tables(f"ws://{base}/ws/fish", args.fish_tables))
+                if args.fish_tables else ([], [], 0.0))
             bot_ids, bot_wall = (bot_tables(base, args.bot_tables) if args.bot_tables
                                  else ([], 0.0))
             ok = replays_ok(base, ids)
+            match_ok = replays_ok(base, match_games)
+            fish_ok = fish_replays_ok(base, fish_ids)
             bot_ok = replays_ok(base, bot_ids)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    lat_ms = np.array(lat) * 1000
     engine = engine_moves_per_s()
+    figures = load_figures(lat, wall)
+    six, eight = (args.fish_tables + 1) // 2, args.fish_tables // 2  # as fish_tables seats them
     result = {
-        "tables": args.tables, "connections": 4 * args.tables, "moves": len(lat),
-        "wall_s": round(wall, 2), "moves_per_s": round(len(lat) / wall, 1),
-        "latency_ms": {q: round(float(np.percentile(lat_ms, p)), 2)
-                       for q, p in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))},
+        "tables": args.tables, "connections": 4 * args.tables, **figures,
         "replayed_to_recorded_score": ok,
+        "matches": {"tables": args.match_tables, "hands": MATCH_HANDS,
+                    "connections": 4 * args.match_tables, "games": len(match_games),
+                    **load_figures(match_lat, match_wall),
+                    "replayed_to_recorded_score": match_ok},
+        "fish": {"tables": args.fish_tables, "seats": {"6": six, "8": eight},
+                 "connections": 6 * six + 8 * eight,
+                 **load_figures(fish_lat, fish_wall),
+                 "replayed_to_recorded_score": fish_ok},
+        "database": "SQLite, WAL, synchronous=FULL (every move synced before it is told)",
         "first_move_ms": first_ms,
         "bot_tables": args.bot_tables, "bot_tables_wall_s": round(bot_wall, 2),
         "bot_moves_per_s": round(52 * args.bot_tables / bot_wall, 1) if bot_wall else None,
         "bot_tables_replayed_to_recorded_score": bot_ok,
         "anchor_engine_moves_per_s": round(engine, 1),
         "server_over_engine": round(len(lat) / wall / engine, 4),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+        "machine": {"cpus": os.cpu_count(), "cores_used": sorted(os.sched_getaffinity(0)),
+                    "python": platform.python_version(),
                     "platform": platform.platform()},
         "command": "python benchmarks/serve.py " + " ".join(sys.argv[1:]),
     }
@@ -189,7 +331,8 @@ def main() -> None:
     print(json.dumps(result, indent=2))
     print("first move after start (ms): " + ", ".join(f"{k} {v}" for k, v in first_ms.items()),
           file=sys.stderr)  # stdout is the JSON alone
-    if ok != args.tables or bot_ok != args.bot_tables:
+    if (ok, match_ok, fish_ok, bot_ok) != (args.tables, len(match_games), args.fish_tables,
+                                           args.bot_tables):
         sys.exit("some recorded games do not replay to their recorded score")
 
 

@@ -19,7 +19,11 @@ LOCK_NAME = "run.lock"
 
 
 class RunLocked(RuntimeError):
-    """The run folder is owned by another live process."""
+    """The run folder is owned by another live process (`owner`: its pid, when it wrote one)."""
+
+    def __init__(self, message: str, owner: int | None = None):
+        super().__init__(message)
+        self.owner = owner
 
 
 def _owner(text: str) -> int | None:
@@ -35,9 +39,9 @@ class RunLock:
     After acquiring, `stale` is the pid of a previous owner that died holding the folder (its
     pid was still in the file), else None."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, name: str = LOCK_NAME):
         self.folder = Path(folder)
-        self.path = self.folder / LOCK_NAME
+        self.path = self.folder / name
         self.stale: int | None = None
         self._fd: int | None = None
 
@@ -51,7 +55,7 @@ class RunLock:
             os.close(fd)
             who = f"process {owner}" if owner is not None else "another process"
             raise RunLocked(f"{self.folder} is in use by {who} (lock {self.path}): wait for it "
-                            "to finish, stop it, or choose another run=NAME") from None
+                            "to finish, stop it, or choose another run=NAME", owner) from None
         previous = _owner(os.pread(fd, 64, 0).decode(errors="replace"))
         self.stale = previous if previous not in (None, os.getpid()) else None
         os.ftruncate(fd, 0)

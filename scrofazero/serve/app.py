@@ -9,74 +9,170 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import socket
+import sys
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import uvicorn
-from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import ClientDisconnect
 
 from scrofazero.agents import PLAYERS
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.database import OpenDatabase, open_database
+from scrofazero.serve.guards import (
+    WILDCARD_ADDRESSES,
+    OriginGuard,
+    allowed_hosts,
+    check_allowed,
+    request_timeout_protocol,
+)
+from scrofazero.serve.fish_routes import add_fish_routes, make_fish_hub
 from scrofazero.serve.hub import Hub, HubSettings, created
-from scrofazero.serve.messages import PROTOCOL_VERSION, STATUSES, Create, seat_kinds
-from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError, parse_client_message
-from scrofazero.serve.records import Records, export_text, replay_frames
+from scrofazero.serve.messages import PROTOCOL_VERSION, STATUSES, Create, Error, seat_kinds
+from scrofazero.serve.protocol import (
+    MAX_MESSAGE_BYTES,
+    ProtocolError,
+    parse_claim,
+    parse_client_message,
+)
+from scrofazero.serve.records import export_text, replay_frames
 from scrofazero.serve.table import TableSettings
 
 STATIC = Path(__file__).with_name("static")
 MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
-SEND_TIMEOUT_S = 10.0  # a client that stops reading this long is dropped: it cannot stall a table
+# the HTTP status of an error code over HTTP (every other code: 400)
+HTTP_STATUS = {"unknown_table": 404, "not_found": 404, "not_public": 403, "seat_taken": 409,
+               "in_play": 409}
+SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading
+MAX_QUEUED = 256  # messages waiting for one client; one more drops it (it stopped reading)
+
+
+@dataclass
+class _Close:
+    reason: str
 
 
 class SocketClient:
-    """A WebSocket at the hub. Sends are serialised per socket."""
+    """A WebSocket at the hub. `send` never waits on the socket: it queues the message for this
+    client's own writer task, which sends them in order, so a client that stops reading delays
+    nobody but itself. A client with MAX_QUEUED messages waiting, or one of whose sends takes
+    over SEND_TIMEOUT_S, is closed; once `closed`, `send` raises ConnectionError, which a table
+    treats as a disconnect. `close` sends the messages already queued first."""
 
     def __init__(self, ws: WebSocket):
         self.ws = ws
-        self.lock = asyncio.Lock()
         self.closed = False
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._writer = asyncio.ensure_future(self._write())
+        self._closer: asyncio.Future | None = None
 
     async def send(self, msg: dict) -> None:
         if self.closed:
             raise ConnectionError("closed")
-        async with self.lock:
-            try:
-                await asyncio.wait_for(self.ws.send_json(msg), SEND_TIMEOUT_S)
-            except asyncio.TimeoutError:
-                self.closed = True
-                raise ConnectionError("the client stopped reading") from None
+        if self._queue.qsize() >= MAX_QUEUED:
+            self._drop(f"more than {MAX_QUEUED} messages unread: the client stopped reading")
+            raise ConnectionError("the client stopped reading")
+        self._queue.put_nowait(msg)
 
     async def close(self, reason: str) -> None:
         if not self.closed:
             self.closed = True
+            self._queue.put_nowait(_Close(reason))
+
+    def stop(self) -> None:
+        """The socket is gone (its receive loop ended): write nothing more."""
+        self.closed = True
+        self._writer.cancel()
+
+    def _drop(self, reason: str) -> None:
+        self.closed = True
+        self._writer.cancel()
+        self._closer = asyncio.ensure_future(self._close_socket(reason))
+
+    async def _write(self) -> None:
+        while True:
+            msg = await self._queue.get()
+            if isinstance(msg, _Close):
+                await self._close_socket(msg.reason)
+                return
             try:
-                await self.ws.close(code=4000, reason=reason)
-            except RuntimeError:
-                pass  # already closed by the other side
+                await asyncio.wait_for(self.ws.send_json(msg), SEND_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                self.closed = True
+                await self._close_socket(f"a send took over {SEND_TIMEOUT_S:g} s: the client "
+                                         "stopped reading")
+                return
+            except Exception:  # noqa: BLE001  (the socket is gone; its receive loop ends it)
+                self.closed = True
+                return
+
+    async def _close_socket(self, reason: str) -> None:
+        try:
+            await asyncio.wait_for(self.ws.close(code=4000, reason=reason[:120]), SEND_TIMEOUT_S)
+        except Exception:  # noqa: BLE001  (closed by the other side, or it reads nothing:
+            pass  # nothing more is written to it either way)
 
 
 async def limited_body(request: Request) -> bytes:
     """The request's body, refused as too_large as soon as it passes MAX_MESSAGE_BYTES (the
     rest is never read)."""
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_MESSAGE_BYTES:
-            raise ProtocolError("too_large", f"a body of more than {MAX_MESSAGE_BYTES} bytes; "
-                                             f"the limit is {MAX_MESSAGE_BYTES}")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_MESSAGE_BYTES:
+                raise ProtocolError("too_large", f"a body of more than {MAX_MESSAGE_BYTES} "
+                                                 f"bytes; the limit is {MAX_MESSAGE_BYTES}")
+    except ClientDisconnect:  # e.g. closed by request_timeout_s: the answer goes nowhere
+        raise ProtocolError("bad_message", "the client left before sending its body") from None
     return bytes(body)
+
+
+def http_error(err: ProtocolError) -> JSONResponse:
+    """A refusal over HTTP: the protocol's error object, with the code's HTTP status."""
+    return JSONResponse(err.to_message(), status_code=HTTP_STATUS.get(err.code, 400))
+
+
+def add_error_answers(app: FastAPI) -> None:
+    """Every refusal of a route, the framework's own too (no such path, a query parameter of
+    the wrong type), is answered with the protocol's error object."""
+
+    @app.exception_handler(ProtocolError)
+    async def refused(_request, err: ProtocolError):
+        return http_error(err)
+
+    @app.exception_handler(HTTPException)
+    async def framework_refused(_request, err: HTTPException):
+        code = "not_found" if err.status_code == 404 else "bad_message"
+        return JSONResponse(Error(code=code, message=str(err.detail)).model_dump(),
+                            status_code=err.status_code, headers=err.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(_request, err: RequestValidationError):
+        problem = err.errors()[0]
+        name = ".".join(str(p) for p in problem["loc"][1:]) or "the request"
+        message = f"{problem['loc'][0]} parameter '{name}': {problem['msg']}, got " \
+                  f"{problem.get('input')!r}"
+        return http_error(ProtocolError("bad_message", message[:300]))
 
 
 def hub_settings(cfg: PlayConfig) -> HubSettings:
     return HubSettings(checkpoint=cfg.checkpoint, bot_threads=cfg.bot_threads, seed=cfg.seed,
                        table=TableSettings(move_deadline_s=cfg.move_deadline_s,
                                            reconnect_grace_s=cfg.reconnect_grace_s,
-                                           thinking=cfg.thinking))
+                                           thinking=cfg.thinking, next_hand_s=cfg.next_hand_s,
+                                           idle_expire_s=cfg.idle_expire_s))
 
 
 def check_settings(cfg: PlayConfig) -> None:
@@ -84,41 +180,58 @@ def check_settings(cfg: PlayConfig) -> None:
     kinds = seat_kinds()
     if len(cfg.bots) != 3 or any(b not in kinds for b in cfg.bots):
         raise ValueError(f"play.bots must be 3 of {', '.join(kinds)}, got {list(cfg.bots)}")
-    for key in ("move_deadline_s", "reconnect_grace_s"):
-        if not getattr(cfg, key) > 0:
-            raise ValueError(f"{key} must be > 0, got {getattr(cfg, key)}")
+    for key in ("move_deadline_s", "next_hand_s", "idle_expire_s", "request_timeout_s",
+                "keep_alive_s"):
+        if not 0 < getattr(cfg, key) < math.inf:
+            raise ValueError(f"{key} must be a number of seconds > 0, got {getattr(cfg, key)}")
+    if not 0 <= cfg.reconnect_grace_s < math.inf:
+        raise ValueError(f"reconnect_grace_s must be a number of seconds >= 0, got "
+                         f"{cfg.reconnect_grace_s}")
     if cfg.bot_threads < 1:
         raise ValueError(f"bot_threads must be >= 1, got {cfg.bot_threads}")
     if not 0 <= cfg.port < 65536:
         raise ValueError(f"port must be 0..65535, got {cfg.port}")
+    check_allowed(cfg.allowed_hosts, cfg.allowed_origins)
 
 
-def create_app(cfg: PlayConfig) -> FastAPI:
+def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI:
+    """The application; `database` is the records database already claimed (serve), else the
+    lifespan claims cfg.db (database.open_database: refused while another server holds it)."""
     check_settings(cfg)
     state: dict = {}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
-        records = Records(cfg.db)
-        state["abandoned"] = records.abandon_unfinished()  # left by a server that stopped
-        state["hub"] = Hub(records, hub_settings(cfg))
-        # compile and load every bot now: the server is ready only when a first move is fast
-        state["warm_s"] = await asyncio.get_running_loop().run_in_executor(
-            state["hub"].bot_threads, state["hub"].warm)
-        # Everything imported so far (torch, numpy, the web stack) lives as long as the server:
-        # keep it out of the garbage collector's full passes, which otherwise stalled every
-        # table for ~0.2 s under load (benchmarks/serve.py's p99).
-        gc.freeze()
-        yield
-        await state["hub"].shutdown()
-        records.close()
+        db = database or open_database(cfg.db)
+        try:
+            state["abandoned"] = db.abandoned  # left by a server that stopped
+            state["hub"] = Hub(db.records, hub_settings(cfg))
+            state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"])  # fish_routes.py
+            # compile and load every bot now: the server is ready only when a first move is fast
+            state["warm_s"] = await asyncio.get_running_loop().run_in_executor(
+                state["hub"].bot_threads, state["hub"].warm)
+            # Everything imported so far (torch, numpy, the web stack) lives as long as the
+            # server: keep it out of the garbage collector's full passes, which otherwise
+            # stalled every table for ~0.2 s under load (benchmarks/serve.py's p99).
+            gc.freeze()
+            yield
+            await state["fish_hub"].shutdown()
+            await state["hub"].shutdown()
+        finally:
+            db.close()
 
     app = FastAPI(title="ScrofaZero tables", lifespan=lifespan)
     app.state.play = state
+    hosts = allowed_hosts(cfg.host, cfg.allowed_hosts)
+    app.add_middleware(OriginGuard, hosts=hosts, origins=cfg.allowed_origins)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    add_error_answers(app)
 
     def hub() -> Hub:
         return state["hub"]
+
+    add_fish_routes(app, lambda: state["fish_hub"], STATIC)
 
     @app.get("/")
     async def index():
@@ -138,37 +251,34 @@ def create_app(cfg: PlayConfig) -> FastAPI:
 
     @app.post("/api/tables")
     async def create_table(request: Request):
-        try:
-            body = await limited_body(request)
-            msg = parse_client_message(body)
-            if not isinstance(msg, Create):
-                raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
-            table, tokens = await hub().create_table(msg)
-        except ProtocolError as err:
-            return JSONResponse(err.to_message(), status_code=400)
+        msg = parse_client_message(await limited_body(request))
+        if not isinstance(msg, Create):
+            raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
+        table, tokens = await hub().create_table(msg)
         return created(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/tables")
     async def tables():
-        return [t.info() for t in hub().tables.values() if t.status in ("waiting", "playing")]
+        return [t.info() for t in hub().tables.values()
+                if t.status in ("waiting", "playing", "between")]
 
     @app.get("/api/games")
     async def games(limit: int = 50, status: str | None = None):
         if status is not None and status not in STATUSES:
-            raise HTTPException(400, f"status must be one of {', '.join(STATUSES)}, "
-                                     f"got {status!r}"[:300])
+            raise ProtocolError("bad_message", f"status must be one of {', '.join(STATUSES)}, "
+                                               f"got {status!r}"[:300])
         return await hub().read("list_games", max(1, min(limit, 1000)), status)
 
     async def stored(game_id: int) -> dict:
         if not 0 < game_id <= MAX_GAME_ID:  # beyond the database's integers: no such game
-            raise HTTPException(404, f"no game {game_id}")
+            raise ProtocolError("not_found", f"no game {game_id}")
         game = await hub().read("game", game_id)
         if game is None:
-            raise HTTPException(404, f"no game {game_id}")
+            raise ProtocolError("not_found", f"no game {game_id}")
         if game["status"] in ("waiting", "playing"):
             # the record shows every hand: it opens only when the game is over
-            raise HTTPException(409, f"game {game_id} is still in play; its record opens when "
-                                     "it ends")
+            raise ProtocolError("in_play", f"game {game_id} is still in play; its record opens "
+                                           "when it ends")
         return game
 
     @app.get("/api/games/{game_id}")
@@ -183,6 +293,30 @@ def create_app(cfg: PlayConfig) -> FastAPI:
     async def export(game_id: int):
         return export_text(await stored(game_id))
 
+    @app.post("/api/tables/{table_id}/claim")
+    async def claim(table_id: str, request: Request):
+        asked = parse_claim(await limited_body(request))
+        token = await hub().claim(table_id, asked.seat, asked.name)
+        return {"seat": asked.seat, "token": token}
+
+    async def stored_match(match_id: int) -> dict:
+        match = await hub().read("match", match_id) if 0 < match_id <= MAX_GAME_ID else None
+        if match is None:
+            raise ProtocolError("not_found", f"no match {match_id}")
+        return match
+
+    @app.get("/api/matches/{match_id}")
+    async def match(match_id: int):
+        return await stored_match(match_id)
+
+    @app.get("/api/matches/{match_id}/replay")
+    async def match_replay(match_id: int):
+        """Every hand of the match that is over (a hand in play opens when it ends)."""
+        found = await stored_match(match_id)
+        games = [await hub().read("game", g["id"]) for g in found["games"]
+                 if g["status"] not in ("waiting", "playing")]
+        return {"match": found, "hands": [replay_frames(g) for g in games]}
+
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket):
         await ws.accept()
@@ -196,21 +330,42 @@ def create_app(cfg: PlayConfig) -> FastAPI:
                 if text is None:
                     text = message.get("bytes") or b""
                 await hub().receive(client, text)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
             pass
         finally:
-            client.closed = True
+            client.stop()
             await hub().disconnect(client)
 
     return app
 
 
+def uvicorn_config(app: FastAPI, cfg: PlayConfig) -> uvicorn.Config:
+    """How uvicorn runs the app: a whole request within request_timeout_s (guards.py), idle
+    keep-alive connections closed after keep_alive_s."""
+    # Messages are a few hundred bytes: compressing each cost more CPU than it saved (profiled
+    # under benchmarks/serve.py).
+    return uvicorn.Config(app, log_level=cfg.log_level, ws_max_size=16 * MAX_MESSAGE_BYTES,
+                          ws_per_message_deflate=False,
+                          http=request_timeout_protocol(cfg.request_timeout_s),
+                          timeout_keep_alive=cfg.keep_alive_s)
+
+
 def serve(cfg: PlayConfig) -> None:
     """Run the server until interrupted (python play.py)."""
+    check_settings(cfg)
+    # the records first: a database another server holds, or an unusable one, is refused now
+    database = open_database(cfg.db)
+    try:
+        _serve(cfg, database)
+    finally:
+        database.close()
+
+
+def _serve(cfg: PlayConfig, database: OpenDatabase) -> None:
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     load_model(cfg.checkpoint)  # a missing or damaged network is refused now, by name
-    app = create_app(cfg)
+    app = create_app(cfg, database)
     sock = socket.socket(socket.AF_INET6 if ":" in cfg.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -220,10 +375,10 @@ def serve(cfg: PlayConfig) -> None:
     sock.listen(2048)  # from here a client's connection waits in the backlog until uvicorn runs
     host, port = sock.getsockname()[:2]
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    print(f"ScrofaZero tables: http://{shown}:{port}/  (records: {cfg.db}; Ctrl-C stops)",
-          flush=True)
-    # Messages are a few hundred bytes: compressing each cost more CPU than it saved (profiled
-    # under benchmarks/serve.py).
-    config = uvicorn.Config(app, log_level=cfg.log_level, ws_max_size=16 * MAX_MESSAGE_BYTES,
-                            ws_per_message_deflate=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    print(f"ScrofaZero tables: http://{shown}:{port}/  (records: {database.shown}; Ctrl-C "
+          "stops)", flush=True)
+    if cfg.host in WILDCARD_ADDRESSES and not cfg.allowed_hosts:
+        print(f"note: host={cfg.host} lets other machines in, but only under the names in "
+              "allowed_hosts (now the loopback names): add yours, e.g. "
+              "allowed_hosts=[games.example.com,192.168.1.5]", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn_config(app, cfg)).run(sockets=[sock])

@@ -22,8 +22,18 @@ class PlayConfig:
     move_deadline_s: Positive = 120.0  # time for a move; then the lowest legal card is played
     reconnect_grace_s: NonNegative = 60.0  # a disconnected seat is held this long, then plays fallbacks
     thinking: bool = True  # new tables show what ScrofaZero was thinking (page can switch off)
+    next_hand_s: Positive = 30.0  # between hands of a match: the next starts after this anyway
+    idle_expire_s: Positive = 1800.0  # a table whose first hand has not started by then is closed
     bot_threads: Count = 2  # threads our bots think in
     torch_threads: NonNegativeInt = 1  # torch threads per bot decision (0: torch's default)
     seed: Optional[Seed] = None  # seeds random deals and bots (None: fresh each start)
     log_level: one_of(*LOG_LEVELS) = "warning"  # uvicorn's log level
+    allowed_hosts: List[str] = field(default_factory=list)
+    # ^ Host names served besides 127.0.0.1, localhost and `host` (needed with host=0.0.0.0;
+    #   *.example.com: its subdomains; *: any). Other Host headers get 400 (DNS rebinding).
+    allowed_origins: List[str] = field(default_factory=list)
+    # ^ pages that may use the server besides http://NAME:PORT of the allowed hosts, e.g.
+    #   https://games.example.com behind a proxy (*: any); other pages' Origin gets 403
+    request_timeout_s: Positive = 10.0  # a connection must send a whole request within this
+    keep_alive_s: Positive = 5.0  # an idle HTTP keep-alive connection is closed after this
     debug: bool = False  # show tracebacks of user errors

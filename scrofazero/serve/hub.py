@@ -33,6 +33,7 @@ from scrofazero.serve.messages import (
     Create,
     Created,
     Join,
+    Next,
     Ping,
     Play,
     Pong,
@@ -40,8 +41,8 @@ from scrofazero.serve.messages import (
     Watch,
 )
 from scrofazero.serve.protocol import ProtocolError, SeatTracker, parse_client_message
-from scrofazero.serve.records import Records, move_row
-from scrofazero.serve.table import Table, TableSettings
+from scrofazero.serve.records import LIVE, Records, move_row
+from scrofazero.serve.table import STORAGE_RETRY_S, MatchRules, Table, TableSettings
 
 # Belief rows of the thinking panel, most important first: the pig, the sheep, the doubler, hearts.
 BELIEF_CARDS = tuple(card_index(c) for c in ("SQ", "DJ", "C10")) + tuple(
@@ -76,6 +77,7 @@ class Hub:
         self._standard = None
         self._moves: list[tuple[dict, asyncio.Future]] = []  # waiting for the next commit
         self._flusher: asyncio.Task | None = None
+        self._idle: dict[str, asyncio.TimerHandle] = {}  # table id -> its expiry
 
     # --- shared resources ------------------------------------------------------------------
     async def write(self, method: str, *args):
@@ -148,18 +150,22 @@ class Hub:
         return spec.make(model=self.model() if spec.network else None)
 
     # --- tables -----------------------------------------------------------------------------
+    def match_deals(self, number: int | None):
+        """Hand k -> (deal, standard number): standard deal (number + k - 1) mod their count,
+        or a fresh random deal per hand when `number` is None."""
+        if number is None:
+            return lambda hand: (random_deal(self.rng), None)
+        deals = self.standard_deals()
+        if not 0 <= number < len(deals):
+            raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
+                                               f"0..{len(deals) - 1} or null, got {number}")
+        return lambda hand: (deals[(number + hand - 1) % len(deals)],
+                             (number + hand - 1) % len(deals))
+
     async def create_table(self, msg: Create) -> tuple[Table, dict[int, str]]:
         """A new table from a checked `create` message; returns it and the open seats' tokens."""
         kinds = list(msg.seats)
-        number = msg.deal
-        if number is None:
-            deal = random_deal(self.rng)
-        else:
-            deals = self.standard_deals()
-            if not 0 <= number < len(deals):
-                raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
-                                                   f"0..{len(deals) - 1} or null, got {number}")
-            deal = deals[number]
+        deals = self.match_deals(msg.deal)
         if any(PLAYERS[k].network for k in kinds if k != OPEN):
             try:
                 await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.model)
@@ -173,10 +179,12 @@ class Hub:
         table_id = secrets.token_hex(4)
         while table_id in self.tables:
             table_id = secrets.token_hex(4)
-        table = Table(table_id, deal, number, msg.leader, kinds, names, settings, self.write,
-                      self.write_move)
+        table = Table(table_id, deals, msg.leader, kinds, names, settings, self.write,
+                      self.write_move, MatchRules(msg.hands, msg.target, msg.public))
         await table.open()
         self.tables[table_id] = table
+        self._idle[table_id] = asyncio.get_running_loop().call_later(
+            settings.idle_expire_s, lambda: asyncio.ensure_future(self._expire(table)))
         self._prune()
         seed = int(self.rng.integers(1 << 62))
         for seat, kind in enumerate(kinds):
@@ -192,9 +200,26 @@ class Hub:
         for table_id, table in list(self.tables.items()):
             if table.status in ("finished", "abandoned") and len(self.tables) > \
                     self.settings.max_tables:
-                del self.tables[table_id]
-                for conn in [c for c, (t, _) in self.where.items() if t is table]:
-                    del self.where[conn]
+                self._forget(table)
+
+    def _forget(self, table: Table) -> None:
+        """Drop a table from the live list, with its connections' places."""
+        self.tables.pop(table.id, None)
+        idle = self._idle.pop(table.id, None)
+        if idle is not None:
+            idle.cancel()
+        for conn in [c for c, (t, _) in self.where.items() if t is table]:
+            del self.where[conn]
+
+    async def _expire(self, table: Table) -> None:
+        """The table's idle time is up: closed if its first hand has not started."""
+        self._idle.pop(table.id, None)
+        if await table.expire():
+            self._forget(table)
+
+    async def claim(self, table_id: str, seat: int, name: str | None) -> str:
+        """An open seat of a public table for whoever asks first: its token."""
+        return await self.table(table_id).claim(seat, name)
 
     def table(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
@@ -238,9 +263,29 @@ class Hub:
             await self._leave(conn, *previous)
 
     async def _on_watch(self, conn, msg: Watch, _thinking) -> None:
+        """Follow a table: `played`, `trick`, `seat` and `thinking` name no table, so a socket
+        follows one live table only (watching it again sends a fresh welcome; once it is over
+        the socket may watch another)."""
         table = self.table(msg.table)
+        previous = self.where.get(conn)
+        if previous is not None and previous[1] is not None:
+            raise ProtocolError("already_joined", f"this connection holds seat {previous[1]} of "
+                                                  f"table {previous[0].id}; open another "
+                                                  "connection to watch a table")
+        if previous is not None and previous[0] is not table and previous[0].status in LIVE:
+            raise ProtocolError("already_watching", f"this connection watches table "
+                                                    f"{previous[0].id}; open another connection "
+                                                    "to watch another table")
         await table.watch(conn)
-        self.where.setdefault(conn, (table, None))
+        self.where[conn] = (table, None)
+        if previous is not None and previous[0] is not table:
+            previous[0].observers.discard(conn)
+
+    async def _on_next(self, conn, _msg: Next, _thinking) -> None:
+        table, seat = self.where.get(conn, (None, None))
+        if seat is None:
+            raise ProtocolError("not_joined", "join a seat before saying next")
+        await table.ready_for_next(seat)
 
     async def _on_play(self, conn, msg: Play, thinking: dict | None) -> None:
         """`thinking` (a Thought's fields) comes only with our own bots' moves."""
@@ -251,7 +296,7 @@ class Hub:
                          thinking if isinstance(conn, BotClient) else None)
 
     handlers = {Ping: _on_ping, Create: _on_create, Join: _on_join, Watch: _on_watch,
-                Play: _on_play}  # one per client message (messages.CLIENT_MESSAGES)
+                Play: _on_play, Next: _on_next}  # one per client message (CLIENT_MESSAGES)
 
     async def _leave(self, conn, table: Table, seat: int | None) -> None:
         if seat is None:
@@ -265,6 +310,8 @@ class Hub:
             await self._leave(conn, *where)
 
     async def shutdown(self) -> None:
+        for idle in self._idle.values():
+            idle.cancel()
         for table in self.tables.values():
             table.abandon()
         self.bot_threads.shutdown(wait=False, cancel_futures=True)
@@ -272,7 +319,9 @@ class Hub:
 
 
 class BotClient:
-    """One of our players at a seat, talking the protocol like an outside bot."""
+    """One of our players at a seat, talking the protocol like an outside bot. Every hand of a
+    match begins with a fresh welcome, which resets its tracker; a move the records refused
+    (`storage`) is sent again shortly."""
 
     def __init__(self, hub: Hub, agent, seed: int):
         self.hub = hub
@@ -281,10 +330,13 @@ class BotClient:
         self.tracker = SeatTracker()
         self.errors: list[dict] = []
         self.task: asyncio.Task | None = None
+        self.last_move: tuple[str, dict | None] | None = None  # the Play frame and its thinking
 
     async def send(self, msg: dict) -> None:
         if msg["type"] == "error":  # e.g. a move that came after its deadline's fallback
             self.errors.append(msg)
+            if msg["code"] == "storage" and self.last_move is not None:
+                self.task = asyncio.ensure_future(self._resend(self.last_move))
             return
         self.tracker.on_message(msg)
         if msg["type"] == "your_turn":
@@ -305,8 +357,13 @@ class BotClient:
         except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
             await table.bot_failed(seat, turn["ply"])
             return
-        await self.hub.receive(self, Play(card=card_code(card), ply=turn["ply"]).model_dump_json(),
-                               thinking)
+        self.last_move = (Play(card=card_code(card), ply=turn["ply"]).model_dump_json(), thinking)
+        await self.hub.receive(self, *self.last_move)
+
+    async def _resend(self, move: tuple[str, dict | None]) -> None:
+        """The move again (refused as not_your_turn if a fallback has played it meanwhile)."""
+        await asyncio.sleep(STORAGE_RETRY_S)
+        await self.hub.receive(self, *move)
 
 
 def created(table: Table, tokens: dict[int, str]) -> Created:

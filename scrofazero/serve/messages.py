@@ -25,9 +25,14 @@ CARD_PATTERN = r"^[SHDC]([2-9]|10|[JQKA])$"
 OPEN = "open"  # the seat kind of a person or an outside bot; every other kind is a player's name
 ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
                "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
-               "not_started", "game_over", "replaced", "already_joined")
+               "not_started", "game_over", "replaced", "already_joined", "not_between",
+               "storage", "expired", "not_public", "seat_taken", "already_watching", "not_found",
+               "in_play")
 FALLBACKS = ("deadline", "away", "bot_error")  # why the server played a move for a seat
-STATUSES = ("waiting", "playing", "finished", "abandoned")
+# a table's (and its match's) status; a game's is one of them too, never "between"
+STATUSES = ("waiting", "playing", "between", "finished", "abandoned", "expired")
+MAX_HANDS = 100  # hands a match plays at most
+MAX_TARGET = 100_000  # the largest lead a match can be played to
 
 
 def seat_kinds() -> tuple[str, ...]:
@@ -58,23 +63,27 @@ class ServerMessage(Message):
 
 
 # --- client -> server ------------------------------------------------------------------------
+def _one_printable_line(name: str | None) -> str | None:
+    """No line breaks or control characters: a name goes into one line of the export."""
+    if name is not None and not name.isprintable():
+        raise ValueError(f"'name' must be one printable line (no line breaks or control "
+                         f"characters), got {name!r}"[:300])
+    return name
+
+
+def _name_field():
+    return Field(None, max_length=MAX_NAME,
+                 description=f"a display name: one printable line of up to {MAX_NAME} characters")
+
+
 class Join(ClientMessage):
     type: Literal["join"] = "join"
     table: StrictStr = Field(description="a table id")
     seat: StrictInt = Field(description="a seat 0..3")
     token: StrictStr = Field(description="the seat's token")
-    name: Optional[StrictStr] = Field(
-        None, max_length=MAX_NAME,
-        description=f"a display name: one printable line of up to {MAX_NAME} characters")
+    name: Optional[StrictStr] = _name_field()
 
-    @field_validator("name")
-    @classmethod
-    def _one_printable_line(cls, name: str | None) -> str | None:
-        """No line breaks or control characters: a name goes into one line of the export."""
-        if name is not None and not name.isprintable():
-            raise ValueError(f"'name' must be one printable line (no line breaks or control "
-                             f"characters), got {name!r}"[:300])
-        return name
+    _name = field_validator("name")(_one_printable_line)
 
 
 class Play(ClientMessage):
@@ -98,6 +107,13 @@ class Create(ClientMessage):
     thinking: Optional[StrictBool] = Field(None, description="true or false")
     live_thinking: Optional[StrictBool] = Field(
         None, description="true or false (true: thinking is sent live, to everyone at the table)")
+    hands: StrictInt = Field(1, ge=1, le=MAX_HANDS,
+                             description=f"the most hands of the match, 1..{MAX_HANDS}")
+    target: Optional[StrictInt] = Field(
+        None, ge=1, le=MAX_TARGET,
+        description=f"a lead in points 1..{MAX_TARGET} that ends the match, or null")
+    public: StrictBool = Field(False, description="true or false (true: anyone may claim its "
+                                                  "open seats from the lobby)")
 
     @field_validator("seats")
     @classmethod
@@ -115,6 +131,22 @@ class Watch(ClientMessage):
 
 class Ping(ClientMessage):
     type: Literal["ping"] = "ping"
+
+
+class Next(ClientMessage):
+    """A seat is ready for the next hand of its match."""
+
+    type: Literal["next"] = "next"
+
+
+class Claim(BaseModel):
+    """The body of POST /api/tables/{table}/claim: an open seat of a public table."""
+
+    model_config = ConfigDict(extra="ignore")
+    seat: StrictInt = Field(description="a seat 0..3")
+    name: Optional[StrictStr] = _name_field()
+
+    _name = field_validator("name")(_one_printable_line)
 
 
 # --- server -> client ------------------------------------------------------------------------
@@ -144,6 +176,24 @@ class TableInfo(BaseModel):
     status: Literal[STATUSES]
     first_leader: int
     players: list[PlayerInfo]
+    match_id: int
+    hand: int = Field(description="the hand now or last played, from 1")
+    hands: int = Field(description="the most hands of the match")
+    target: Optional[int] = Field(description="the lead that ends the match; null: none")
+    totals: list[int] = Field(description="seats 0+2, seats 1+3: team points of the finished "
+                                          "hands")
+    public: bool
+    open_seats: list[int] = Field(description="open seats nobody has joined or claimed yet")
+
+
+class HandResult(BaseModel):
+    """One finished hand of a match."""
+
+    model_config = ConfigDict(extra="forbid")
+    hand: int
+    game_id: int
+    team: list[int] = Field(description="that hand's final team points")
+    returns: list[int]
 
 
 class Created(ServerMessage):
@@ -154,9 +204,13 @@ class Created(ServerMessage):
 
 
 class Welcome(ServerMessage, TableInfo, PublicState):
+    """`hand` is the seat's cards here (as before matches); the hand number is `hand_number`."""
+
     type: Literal["welcome"] = "welcome"
     seat: Optional[int] = Field(description="your seat; null for a watcher")
     hand: list[str] = Field(description="your cards now (none for a watcher)")
+    hand_number: int = Field(description="the hand now or last played, from 1")
+    match_history: list[HandResult] = Field(description="the match's finished hands")
     history: list[tuple[int, str]] = Field(description="every [seat, card] played so far")
     ply: int = Field(description="cards played so far")
     move_deadline_s: float
@@ -243,10 +297,45 @@ class GameOver(ServerMessage):
     scores: list[int] = Field(description="final pile scores")
     team: list[int]
     returns: list[int] = Field(description="per seat: own team minus other team")
-    deal_number: Optional[int] = Field(description="the standard deal played; null: a random "
-                                                   "deal (never told before the end)")
+    deal_number: Optional[int] = Field(description="the standard deal played, told only at "
+                                                   "the match's last hand; null: a random deal, "
+                                                   "or the match goes on")
     thinking: list[SeatThought] = Field(description="the bots' thinking of the hand, in play "
                                                     "order, when it was held back to the end")
+    match_id: int
+    hand: int
+
+
+class HandOver(ServerMessage):
+    type: Literal["hand_over"] = "hand_over"
+    table: str
+    match_id: int
+    hand: int = Field(description="the hand just finished")
+    hands: int
+    target: Optional[int]
+    totals: list[int]
+    history: list[HandResult]
+    next_leader: int
+    next_hand_at: float = Field(description="Unix time at which the next hand starts anyway")
+    ready: list[int] = Field(description="the seats ready for the next hand now")
+
+
+class MatchOver(ServerMessage):
+    type: Literal["match_over"] = "match_over"
+    table: str
+    match_id: int
+    hands_played: int
+    totals: list[int]
+    history: list[HandResult]
+    winner: Optional[int] = Field(description="0: seats 0+2, 1: seats 1+3, null: a tie")
+    deal_numbers: list[Optional[int]] = Field(description="per hand, the standard deal played; "
+                                                          "null: a random deal")
+
+
+class Ready(ServerMessage):
+    type: Literal["ready"] = "ready"
+    table: str
+    seat: int
 
 
 class Error(ServerMessage):
@@ -263,32 +352,42 @@ def _by_type(*models: type[Message]) -> dict[str, type[Message]]:
     return {m.model_fields["type"].default: m for m in models}
 
 
-CLIENT_MESSAGES = _by_type(Join, Play, Create, Watch, Ping)
+CLIENT_MESSAGES = _by_type(Join, Play, Create, Watch, Ping, Next)
 SERVER_MESSAGES = _by_type(Created, Welcome, Seat, Start, YourTurn, Played, Thinking, Trick,
-                           GameOver, Error, Pong)
+                           GameOver, HandOver, MatchOver, Ready, Error, Pong)
 
 
-def protocol_schema() -> dict:
-    """The JSON Schema of every message: a message is one of AnyClientMessage (what a client
-    sends) or AnyServerMessage (what the server sends), each one of its messages."""
-    models = [(m, "validation") for m in CLIENT_MESSAGES.values()] + \
-             [(m, "serialization") for m in SERVER_MESSAGES.values()]
+def message_schema(client: dict, server: dict, title: str, description: str) -> dict:
+    """The JSON Schema of a protocol's messages (type -> model, as CLIENT_MESSAGES): a message
+    is one of AnyClientMessage (what a client sends) or AnyServerMessage (what the server
+    sends), each one of its messages."""
+    models = [(m, "validation") for m in client.values()] + \
+             [(m, "serialization") for m in server.values()]
     refs, defs = models_json_schema(models, ref_template="#/$defs/{model}")
     defs = defs["$defs"]
-    defs["AnyClientMessage"] = {"oneOf": [refs[(m, "validation")]
-                                          for m in CLIENT_MESSAGES.values()]}
-    defs["AnyServerMessage"] = {"oneOf": [refs[(m, "serialization")]
-                                          for m in SERVER_MESSAGES.values()]}
+    defs["AnyClientMessage"] = {"oneOf": [refs[(m, "validation")] for m in client.values()]}
+    defs["AnyServerMessage"] = {"oneOf": [refs[(m, "serialization")] for m in server.values()]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": f"ScrofaZero table protocol, version {PROTOCOL_VERSION}",
-            "description": "Messages over ws://HOST:PORT/ws (docs/protocol.md). Generated by "
-                           "`python -m scrofazero.serve.messages docs/protocol.schema.json`.",
+            "title": title, "description": description,
             "oneOf": [{"$ref": "#/$defs/AnyClientMessage"}, {"$ref": "#/$defs/AnyServerMessage"}],
             "$defs": defs}
 
 
+def protocol_schema() -> dict:
+    """The JSON Schema of every message of /ws."""
+    return message_schema(CLIENT_MESSAGES, SERVER_MESSAGES,
+                          f"ScrofaZero table protocol, version {PROTOCOL_VERSION}",
+                          "Messages over ws://HOST:PORT/ws (docs/protocol.md). Generated by "
+                          "`python -m scrofazero.serve.messages docs/protocol.schema.json`.")
+
+
+def json_text(schema: dict) -> str:
+    """A schema as its committed file holds it."""
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
 def schema_text() -> str:
-    return json.dumps(protocol_schema(), indent=2, sort_keys=True) + "\n"
+    return json_text(protocol_schema())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from scrofazero.games.gongzhu.cards import (
     SCORING_BIT,
@@ -26,6 +26,7 @@ from scrofazero.serve.messages import (
     CLIENT_MESSAGES,
     ERROR_CODES,
     PROTOCOL_VERSION,
+    Claim,
     ClientMessage,
     Error,
     PublicState,
@@ -48,7 +49,7 @@ class ProtocolError(Exception):
         return Error(code=self.code, message=self.message).model_dump()
 
 
-def _one_line(kind: str, model: type[ClientMessage], err: ValidationError) -> str:
+def _one_line(kind: str, model: type[BaseModel], err: ValidationError) -> str:
     """The first problem of a refused message, naming its field as the field's description
     says what it must be."""
     problem = err.errors()[0]
@@ -94,6 +95,24 @@ def parse_client_message(text: str | bytes) -> ClientMessage:
         return model.model_validate(msg)
     except ValidationError as err:
         raise ProtocolError("bad_message", _one_line(kind, model, err)) from None
+
+
+def parse_claim(body: bytes) -> Claim:
+    """The body of POST /api/tables/{table}/claim -> its checked Claim. Raises ProtocolError."""
+    try:
+        text = body.decode("utf-8")
+        depth = nesting_depth(text)
+        if depth > MAX_DEPTH:
+            raise ProtocolError("bad_json", f"JSON nested {depth} deep; the limit is {MAX_DEPTH}")
+        asked = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ProtocolError("bad_json", f"not JSON: {err}") from None
+    if not isinstance(asked, dict):
+        raise ProtocolError("bad_message", 'a claim is a JSON object {"seat": 0..3, "name": ...}')
+    try:
+        return Claim.model_validate(asked)
+    except ValidationError as err:
+        raise ProtocolError("bad_message", _one_line("claim", Claim, err)) from None
 
 
 def nesting_depth(text: str) -> int:

@@ -1,9 +1,11 @@
 """Every game kept in a database through SQLAlchemy: games, their seats, their moves with times.
 
-A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. The server writes a game
-when its table opens, each move as it is played and the result when it ends, so a restart loses
-no finished game; `Records.abandon_unfinished` marks games a previous server left unfinished as
-abandoned.
+A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. A table plays one match:
+one row of `matches`, one game per hand. The server writes a game when its hand opens, each move
+as it is played and the result when it ends, so a restart loses no finished game;
+`Records.abandon_unfinished` marks games and matches a previous server left unfinished as
+abandoned. A database made before matches is migrated when it is opened (games gain match_id and
+hand, null for the games it holds).
 `replay_frames` and `export_text` rebuild a game on the rules engine from its moves alone.
 """
 
@@ -23,11 +25,20 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    Session,
+    mapped_column,
+    relationship,
+    selectinload,
+)
 
 from scrofazero.games.gongzhu.cards import (
     card_index,
@@ -48,6 +59,19 @@ class Base(DeclarativeBase):
     pass
 
 
+class Match(Base):
+    __tablename__ = "matches"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32), index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)  # one of STATUSES
+    hands: Mapped[int] = mapped_column(Integer)  # the most hands it plays
+    target: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a lead that ends it
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    totals: Mapped[str] = mapped_column(String(64), default="[0, 0]")  # JSON [2] team points
+    games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.hand")
+
+
 class Game(Base):
     __tablename__ = "games"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -60,6 +84,11 @@ class Game(Base):
     leader: Mapped[int] = mapped_column(Integer)
     scores: Mapped[str | None] = mapped_column(String(64), nullable=True)  # JSON [4] pile scores
     settings: Mapped[str] = mapped_column(Text, default="{}")  # JSON: deadlines, thinking, ...
+    # null for games recorded before matches (each one a match of its own)
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id"), nullable=True,
+                                                 index=True)
+    hand: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1.. within its match
+    match: Mapped[Match | None] = relationship(back_populates="games")
     seats: Mapped[list[Seat]] = relationship(back_populates="game", order_by="Seat.seat",
                                                cascade="all, delete-orphan")
     moves: Mapped[list[Move]] = relationship(back_populates="game", order_by="Move.ply",
@@ -115,29 +144,55 @@ class Records:
             if self.engine.dialect.name == "sqlite":
                 event.listen(self.engine, "connect", _sqlite_pragmas)
             Base.metadata.create_all(self.engine)
+            _migrate(self.engine)
         except SQLAlchemyError as err:
             raise RecordsError(f"cannot open the records database {self.url}: {err}") from None
 
     def abandon_unfinished(self) -> int:
-        """Mark every game left waiting or playing (by a server that stopped) as abandoned."""
+        """Mark every game and match left unfinished (by a server that stopped) as abandoned;
+        returns the number of games."""
         with Session(self.engine) as session, session.begin():
-            result = session.execute(update(Game).where(Game.status.in_(("waiting", "playing")))
+            session.execute(update(Match).where(Match.status.in_(LIVE))
+                            .values(status="abandoned", finished_at=_now()))
+            result = session.execute(update(Game).where(Game.status.in_(LIVE))
                                      .values(status="abandoned", finished_at=_now()))
             return result.rowcount
 
+    def new_match(self, table_id: str, hands: int, target: int | None) -> int:
+        with Session(self.engine) as session, session.begin():
+            match = Match(table_id=table_id, status="waiting", hands=hands, target=target,
+                          totals=json.dumps([0, 0]))
+            session.add(match)
+            session.flush()
+            return match.id
+
+    def set_match(self, match_id: int, status: str, totals: list[int]) -> None:
+        """The match's status and running totals; a finished, abandoned or expired one is
+        stamped with its end time."""
+        values = {"status": status, "totals": json.dumps(totals)}
+        if status not in LIVE:
+            values["finished_at"] = _now()
+        with Session(self.engine) as session, session.begin():
+            session.execute(update(Match).where(Match.id == match_id).values(**values))
+
     def new_game(self, table_id: str, deal_line: str, deal_number: int | None, leader: int,
-                 seats: list[tuple[str, str]], settings: dict) -> int:
+                 seats: list[tuple[str, str]], settings: dict, match_id: int | None = None,
+                 hand: int | None = None) -> int:
         with Session(self.engine) as session, session.begin():
             game = Game(table_id=table_id, status="waiting", deal=deal_line,
                         deal_number=deal_number, leader=leader, settings=json.dumps(settings),
+                        match_id=match_id, hand=hand,
                         seats=[Seat(seat=i, kind=k, name=n) for i, (k, n) in enumerate(seats)])
             session.add(game)
             session.flush()
             return game.id
 
     def set_status(self, game_id: int, status: str) -> None:
+        values = {"status": status}
+        if status not in LIVE:
+            values["finished_at"] = _now()
         with Session(self.engine) as session, session.begin():
-            session.execute(update(Game).where(Game.id == game_id).values(status=status))
+            session.execute(update(Game).where(Game.id == game_id).values(**values))
 
     def name_seat(self, game_id: int, seat: int, name: str) -> None:
         with Session(self.engine) as session, session.begin():
@@ -159,7 +214,8 @@ class Records:
 
     def list_games(self, limit: int = 50, status: str | None = None) -> list[dict]:
         with Session(self.engine) as session:
-            query = select(Game).order_by(Game.id.desc()).limit(limit)
+            query = select(Game).order_by(Game.id.desc()).limit(limit).options(
+                selectinload(Game.match), selectinload(Game.seats))
             if status is not None:
                 query = query.where(Game.status == status)
             return [_summary(g) for g in session.scalars(query)]
@@ -180,8 +236,40 @@ class Records:
                             for m in game.moves]
             return out
 
+    def match(self, match_id: int) -> dict | None:
+        """A match with the summaries of its games in hand order, or None."""
+        with Session(self.engine) as session:
+            match = session.get(Match, match_id)
+            if match is None:
+                return None
+            return {"id": match.id, "table": match.table_id, "status": match.status,
+                    "hands": match.hands, "target": match.target,
+                    "created_at": match.created_at.isoformat(),
+                    "finished_at": match.finished_at.isoformat() if match.finished_at else None,
+                    "totals": json.loads(match.totals),
+                    "games": [_summary(g) for g in match.games]}
+
     def close(self) -> None:
         self.engine.dispose()
+
+
+LIVE = ("waiting", "playing", "between")  # statuses of what a running server still plays
+
+
+def _migrate(engine) -> None:
+    """Bring a database made before matches up to the models: games gain match_id and hand
+    (null for the games already there). Idempotent."""
+    have = {c["name"] for c in inspect(engine).get_columns("games")}
+    added = [c for c in ("match_id", "hand") if c not in have]
+    if not added:
+        return
+    with engine.begin() as connection:
+        if "match_id" in added:
+            connection.execute(text("ALTER TABLE games ADD COLUMN match_id INTEGER "
+                                    "REFERENCES matches (id)"))
+            connection.execute(text("CREATE INDEX ix_games_match_id ON games (match_id)"))
+        if "hand" in added:
+            connection.execute(text("ALTER TABLE games ADD COLUMN hand INTEGER"))
 
 
 def move_row(game_id: int, ply: int, seat: int, card: str, think_ms: int, fallback: str | None,
@@ -193,22 +281,31 @@ def move_row(game_id: int, ply: int, seat: int, card: str, think_ms: int, fallba
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    # WAL: readers never block the writer; NORMAL sync is still crash-safe in WAL mode.
+    # WAL: readers never block the writer; FULL: a commit is on disk (the WAL synced) before it
+    # returns, so a power loss keeps every move a client was told of (NORMAL could lose the last).
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _deal_told(game: Game) -> bool:
+    """Whether a game's standard deal number may be shown: a number names every hand of its
+    deal, and hand k of a match plays deal N + k - 1, so only once its whole match is over (a
+    game recorded before matches: once it is over)."""
+    live = game.match.status if game.match is not None else game.status
+    return game.status not in LIVE and live not in LIVE
 
 
 def _summary(game: Game) -> dict:
     return {"id": game.id, "table": game.table_id, "status": game.status,
             "created_at": game.created_at.isoformat(),
             "finished_at": game.finished_at.isoformat() if game.finished_at else None,
-            # a standard deal's number names every hand: told only once the game is over
-            "deal_number": None if game.status in ("waiting", "playing") else game.deal_number,
+            "deal_number": game.deal_number if _deal_told(game) else None,
             "leader": game.leader,
             "scores": json.loads(game.scores) if game.scores else None,
+            "match_id": game.match_id, "hand": game.hand,
             "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in game.seats]}
 
 
@@ -249,6 +346,7 @@ def replay_frames(game: dict) -> dict:
     final = state.pile_scores() if state.is_terminal() else None
     return {"id": game["id"], "status": game["status"], "seats": game["seats"],
             "leader": record.leader, "frames": frames, "scores": final,
-            "recorded_scores": game["scores"]}
+            "recorded_scores": game["scores"], "match_id": game["match_id"],
+            "hand": game["hand"]}
 
 

@@ -6,7 +6,8 @@ tests/data/fish_behaviour_b0b7147.json holds what evaluate.py game=fish wrote at
 the shipped predictor) and match runs of every player (random, logic, logic_open, search,
 learned, under both call rules), each with the command line it had then (`args_before`) and
 the one that means the same today (`args`). Invariant: today's run gives every recorded number
-exactly (timing and file paths are not recorded). The quicker runs are checked by default, the
+exactly (timing and file paths are not recorded); the learned player's runs read the scorer
+shipped then (tests/data/fish_learned_b0b7147.pt), since retrained. The quicker runs are checked by default, the
 rest with -m slow.
 """
 
@@ -20,6 +21,7 @@ from scrofazero import entry
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = json.loads((ROOT / "tests" / "data" / "fish_behaviour_b0b7147.json").read_text())
+LEARNED_THEN = "tests/data/fish_learned_b0b7147.pt"  # models/fish_learned.pt at b0b7147
 QUICK = ("track_ask_model", "match_own_turn", "match_learned_search")
 
 
@@ -32,7 +34,10 @@ def _without_timing(x):
 def _now(name: str, monkeypatch) -> dict:
     monkeypatch.chdir(ROOT)  # the runs name the shipped files relative to the repository
     run = BEFORE["runs"][name]
-    result = entry.evaluate(config("evaluate", "game=fish", *run["args"]))
+    args = list(run["args"])
+    if any("learned" in a for a in args) and not any(a.startswith("checkpoint=") for a in args):
+        args.append(f"checkpoint={LEARNED_THEN}")  # the shipped scorer has been retrained since
+    result = entry.evaluate(config("evaluate", "game=fish", *args))
     if "tables" in result:
         return {"tables": _without_timing(result["tables"])}
     return _without_timing({k: result[k] for k in run["result"]})

@@ -19,7 +19,7 @@ from pathlib import Path
 import uvicorn
 import websockets
 
-from scrofazero.serve.app import create_app
+from scrofazero.serve.app import create_app, uvicorn_config
 from scrofazero.serve.config import PlayConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def running_server(tmp_path, db: str | None = None, **settings):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=65536))
+    server = uvicorn.Server(uvicorn_config(app, cfg))  # the options play.py runs with
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.time() + 20

@@ -1,8 +1,10 @@
 """The table page in a real browser: a person opens a table, plays a whole hand by clicking, and
-the scores the page shows are the rules engine's; the replay page steps to the same end.
+the scores the page shows are the rules engine's; the replay page steps to the same end; the
+table fits a phone and a laptop screen.
 
 Runs `python play.py` in a subprocess (as a user does) and Debian's Chromium through the
-playwright package. Set SCROFAZERO_SCREENSHOT=1 to refresh docs/figures/play_screenshot.png.
+playwright package. Set SCROFAZERO_SCREENSHOT=1 to refresh docs/figures/play_phone.png and
+docs/figures/play_laptop.png (a hand in progress at 390x844 and 1280x800).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCREENSHOT = REPO / "docs" / "figures" / "play_screenshot.png"
+FIGURES = REPO / "docs" / "figures"
 DEAL = 7  # a standard deal
 OTHERS = {1: "greed", 2: "scrofazero", 3: "random"}  # fast bots, one ScrofaZero for its thinking
+TWINS = {1: "scrofazero", 2: "greed", 3: "scrofazero"}  # two seats of the same name
+SCREENS = {"phone": (390, 844), "laptop": (1280, 800)}
 URL_LINE = re.compile(r"ScrofaZero tables: (http://\S+/)")
 PLAYED: dict = {}  # the game played in the browser, for the replay test
 
@@ -126,6 +130,46 @@ def engine_result(game: dict) -> dict:
             "returns": state.returns()}
 
 
+def trick_winner(cards: list[str], seats: list[int]) -> int:
+    """The seat taking a trick by docs/rules.md section 2: the highest card of the suit led
+    (card indices run by rank within a suit)."""
+    led = card_index(cards[0]) // 13
+    best = max((i for i, c in enumerate(cards) if card_index(c) // 13 == led),
+               key=lambda i: card_index(cards[i]))
+    return seats[best]
+
+
+def game_lines(page) -> list[str]:
+    """The event log's lines about the game itself: the start, each card, each trick."""
+    lines = page.get_by_test_id("log").locator("li").all_inner_texts()
+    keep = re.compile(r"^(\d+\. .+ played |.+ wins? the trick|The hand starts)")
+    return [line.strip() for line in lines if keep.match(line.strip())]
+
+
+def reviewed_tricks(page) -> list[dict]:
+    """Every trick of the trick list, stepped through from the first: cards, seats, winner."""
+    from playwright.sync_api import expect
+
+    label = page.get_by_test_id("trick-review-label")
+    prev = page.get_by_test_id("trick-review-prev")
+    while prev.is_enabled():
+        prev.click()
+    expect(label).to_have_attribute("data-index", "1")
+    tricks = []
+    while True:
+        box = page.get_by_test_id("last-trick")
+        cards = box.locator(".last-card")
+        tricks.append({"cards": cards.evaluate_all("cs => cs.map(c => c.querySelector('[data-card]').dataset.card)"),
+                       "seats": [int(x) for x in cards.evaluate_all("cs => cs.map(c => c.dataset.seat)")],
+                       "winner": int(box.get_attribute("data-winner"))})
+        nxt = page.get_by_test_id("trick-review-next")
+        if not nxt.is_enabled():
+            return tricks
+        index = label.get_attribute("data-index")
+        nxt.click()
+        expect(label).to_have_attribute("data-index", str(int(index) + 1))
+
+
 def texts(page, testid_pattern: str, n: int) -> list[str]:
     return [page.get_by_test_id(testid_pattern.format(i)).inner_text().strip() for i in range(n)]
 
@@ -141,6 +185,11 @@ def open_thinking_on_a_searched_move(page) -> dict:
     expect(panel).to_be_visible()
     items = panel.get_by_test_id("thinking-item")
     expect(items.first).to_be_visible()
+    # opened mid-hand, every move's chip shows whole: none clipped or scrolled away
+    box = panel.get_by_test_id("thinking-list").bounding_box()
+    for chip in items.all():
+        b = chip.bounding_box()
+        assert box["y"] <= b["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 0.5, (b, box)
     # pick an earlier move first: the panel follows the pick
     first_ply = items.first.get_attribute("data-ply")
     items.first.click()
@@ -188,6 +237,8 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
     expect(page.get_by_test_id("seat-name-1")).to_have_text("Mr. Greed")
     expect(page.get_by_test_id("connected-2")).to_have_attribute("data-connected", "true")
 
+    expect(page.get_by_test_id("legend")).to_contain_text("a scoring card")
+    assert not page.get_by_test_id("beep").is_checked()  # the sound is off unless asked for
     over = page.get_by_test_id("game-over")
     played, thought = [], None
     checked_dim = reloaded = False
@@ -212,17 +263,23 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
         if len(played) == 6 and thought is None:
             thought = open_thinking_on_a_searched_move(page)
             page.screenshot(path=str(tmp_path / "play_screenshot.png"), full_page=True)
-            if os.environ.get("SCROFAZERO_SCREENSHOT") == "1":
-                SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SCREENSHOT), full_page=True)
+        # the tab's title tells a person it is their turn, and only then
+        expect(page).to_have_title(re.compile(r"^Your turn - "))
         card = enabled.first.get_attribute("data-card")
         enabled.first.click()
+        page.wait_for_function("() => !document.title.startsWith('Your turn')")
         expect(page.locator(f'#hand [data-card="{card}"]')).to_have_count(0)
         played.append(card)
         if len(played) == 4 and not reloaded:
-            # a reload rejoins the seat (sessionStorage) where the game stands
+            # a reload rejoins the seat (sessionStorage) where the game stands, with the log of
+            # the hand so far and its tricks rebuilt from the history
+            before = game_lines(page)
             page.reload()
             expect(hand).to_have_count(13 - len(played))
+            after = game_lines(page)
+            # the start, 13 cards at least (seat 0 leads) and the 3 tricks they made
+            assert len(before) >= 1 + 13 + 3 and after[:len(before)] == before, (before, after)
+            assert len(reviewed_tricks(page)) >= 3
             reloaded = True
     assert checked_dim and reloaded and thought is not None
     assert len(played) == 13
@@ -235,6 +292,14 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
     assert all(m["fallback"] is None for m in game["moves"])
     want = engine_result(game)
     assert game["scores"] == want["scores"]
+
+    # every trick of the hand can be reviewed, as played, with the seat that took it
+    moves = game["moves"]
+    want_tricks = [{"cards": [m["card"] for m in moves[i:i + 4]], "seats": [m["seat"] for m in moves[i:i + 4]]}
+                   for i in range(0, 52, 4)]
+    for trick in want_tricks:
+        trick["winner"] = trick_winner(trick["cards"], trick["seats"])
+    assert reviewed_tricks(page) == want_tricks
 
     # what the page shows is the engine's result, to the character
     assert texts(page, "summary-score-{}", 4) == [str(s) for s in want["scores"]]
@@ -313,7 +378,113 @@ def test_replay_page_steps_to_the_final_scores(server, page, finished_game):
     assert texts(page, "replay-team-score-{}", 2) == [str(t) for t in want["team"]]
     page.get_by_test_id("replay-first").click()
     expect(label).to_have_text("move 0 / 52")
+
+    # on a phone the arrow keys step the replay and scroll nothing sideways
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(label).to_have_text("move 2 / 52")
+    assert page.evaluate("() => [scrollX, document.documentElement.scrollWidth <= innerWidth]") == [0, True]
     assert not page.errors, page.errors
+
+
+def test_replay_errors_show_the_servers_words(server, page):
+    from playwright.sync_api import expect
+
+    page.goto(f"{server.url}?replay=abc")
+    error = page.get_by_test_id("error")
+    expect(error).to_contain_text("integer")  # FastAPI's validation message, not an object
+    assert "object" not in error.inner_text()
+    page.goto(f"{server.url}?replay=999999")
+    expect(error).to_contain_text("no game 999999")
+
+
+def test_rules_page_is_reachable_from_the_table(server, page):
+    from playwright.sync_api import expect
+
+    page.goto(server.url)
+    with page.context.expect_page() as opened:
+        page.get_by_test_id("rules-link").click()
+    rules = opened.value
+    expect(rules.get_by_test_id("help")).to_contain_text("Following suit")
+    for section in ("deal", "teams", "scoring", "hearts", "doubler", "mid-game"):
+        expect(rules.locator(f"#{section}")).to_have_count(1)
+    values = dict(row.split("\t") for row in
+                  rules.locator("[data-testid=help-values] tbody tr").all_inner_texts())
+    assert values["Q\u2660, the pig"] == "\u2212100" and values["J\u2666, the sheep"] == "+100"
+
+
+def inside(box: dict, width: int, height: int) -> bool:
+    return (box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5
+            and box["y"] + box["height"] <= height + 0.5)
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_the_table_fits_the_screen(server, browser, screen, tmp_path):
+    """At 390x844 and 1280x800 every seat and every card of the hand is on the screen, the page
+    is no wider than it, and on the laptop the 13 cards lie in one row. Two ScrofaZero seats
+    have labels of their own everywhere."""
+    from playwright.sync_api import expect
+
+    width, height = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        page.goto(server.url)
+        expect(page.get_by_test_id("create")).to_be_enabled()
+        for seat, kind in TWINS.items():
+            page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+        page.get_by_test_id("deal-number").fill(str(DEAL))
+        page.get_by_test_id("create").click()
+        hand = page.locator("#hand button[data-card]")
+        expect(hand).to_have_count(13)
+
+        def check_fit(cards: int) -> None:
+            page.mouse.move(0, 0)  # no card lifted by the pointer
+            page.evaluate("() => scrollTo(0, 0)")
+            expect(hand).to_have_count(cards)
+            assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+            for seat in range(4):
+                box = page.get_by_test_id(f"seat-{seat}").bounding_box()
+                assert inside(box, width, height), (screen, seat, box)
+            boxes = [b.bounding_box() for b in hand.all()]
+            assert all(inside(b, width, height) for b in boxes), (screen, boxes)
+            ys = sorted(b["y"] for b in boxes)  # a row: tops within 2 px (a raised card is 7 px up)
+            rows = 1 + sum(later - earlier > 2 for earlier, later in zip(ys, ys[1:]))
+            assert rows == 1 if screen == "laptop" else rows <= 2, boxes
+
+        def settled_fit(cards: int) -> None:
+            """check_fit once the layout has settled (a card's lift and the trick's moves are
+            CSS transitions): the last of a few tries within 3 s decides."""
+            for _ in range(5):
+                try:
+                    return check_fit(cards)
+                except AssertionError:
+                    page.wait_for_timeout(600)
+            check_fit(cards)
+
+        settled_fit(13)
+        for played in range(1, 5):  # a hand in progress
+            page.locator("#hand button[data-card]:not(:disabled)").first.click()
+            expect(hand).to_have_count(13 - played)
+        page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+        settled_fit(9)
+        left, right = (page.get_by_test_id(f"seat-name-{s}").inner_text() for s in (1, 3))
+        assert (left, right) == ("ScrofaZero (left)", "ScrofaZero (right)")
+        log = page.get_by_test_id("log").inner_text()
+        assert "ScrofaZero (left) played" in log and "ScrofaZero (right) played" in log
+        names = page.locator("#trick-area .trick-name, [data-testid=last-trick] .hint").all_inner_texts()
+        assert "ScrofaZero" not in [n.strip() for n in names]  # never the bare, shared name
+        page.screenshot(path=str(tmp_path / f"play_{screen}.png"))
+        assert (tmp_path / f"play_{screen}.png").stat().st_size > 10_000
+        if os.environ.get("SCROFAZERO_SCREENSHOT") == "1":
+            page.screenshot(path=str(FIGURES / f"play_{screen}.png"))
+        assert not errors, errors
+    finally:
+        context.close()
 
 
 def test_join_link_takes_the_seat(server, page):
@@ -323,13 +494,135 @@ def test_join_link_takes_the_seat(server, page):
                                           "seats": ["open", "random", "open", "random"]})
     table, token = created["table"], created["tokens"]["2"]
     page.goto(f"{server.url}?table={table}&seat=2&token={token}")
+    # the invited person says who they are, and the table (and its records) call them so
+    page.get_by_test_id("join-name").fill("Alice")
+    page.get_by_test_id("join-button").click()
     expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.get_by_test_id("seat-name-2")).to_have_text("You")
+    listed = next(t for t in server.get("/api/tables") if t["table"] == table)
+    assert listed["players"][2]["name"] == "Alice"
+    page.reload()  # the seat is kept for the tab: no second question
+    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.get_by_test_id("join")).to_be_hidden()
     expect(page.locator("#slot-bottom [data-testid=seat-2]")).to_have_count(1)  # self at bottom
     expect(page.locator("#slot-top [data-testid=seat-0]")).to_have_count(1)  # partner on top
     expect(page.get_by_test_id("connected-0")).to_have_attribute("data-connected", "false")
     expect(page.get_by_test_id("turn")).to_contain_text("Waiting for")
     # a wrong token is refused visibly, back in the lobby
     page.goto(f"{server.url}?table={table}&seat=0&token=wrong")
+    page.get_by_test_id("join-button").click()
     expect(page.get_by_test_id("error")).to_contain_text("bad_token")
     expect(page.get_by_test_id("lobby")).to_be_visible()
     assert not page.errors, page.errors
+
+
+def play_out_the_hand(page) -> int:
+    """Click the first legal card until the hand is over; the cards played."""
+    over = page.get_by_test_id("game-over")
+    played = 0
+    while True:
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=game-over]').hidden"
+            " || document.querySelector('#hand button[data-card]:not(:disabled)')")
+        if over.is_visible():
+            return played
+        card = page.locator("#hand button[data-card]:not(:disabled)").first
+        code = card.get_attribute("data-card")
+        card.click()
+        page.locator(f'#hand [data-card="{code}"]').wait_for(state="detached")
+        played += 1
+
+
+def replayed_team(game: dict) -> list[int]:
+    """A recorded hand's final team points, replayed on the rules engine from its moves."""
+    state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
+    for move in game["moves"]:
+        assert move["seat"] == state.current_player
+        state.apply(card_index(move["card"]))
+    assert state.is_terminal()
+    scores = state.pile_scores()
+    return [scores[0] + scores[2], scores[1] + scores[3]]
+
+
+@pytest.mark.parametrize("size", [(390, 844), (1280, 800)], ids=["phone", "laptop"])
+def test_a_match_of_two_hands(server, page, size):
+    """A two-hand match at a phone's and a laptop's size: the running totals and per-hand
+    history after the first hand equal the rules engine's replay of the records, the Next hand
+    button, the match's result, and its replay through both hands."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(server.url)
+    expect(page.get_by_test_id("create")).to_be_enabled()
+    for seat, kind in {1: "greed", 2: "random", 3: "greed"}.items():
+        page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+    page.get_by_test_id("deal-number").fill(str(DEAL))
+    page.get_by_test_id("hands").fill("2")
+    page.get_by_test_id("create").click()
+    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    page.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")  # no pause to see each trick
+    expect(page.get_by_test_id("match-panel")).to_contain_text("Hand 1 of 2")
+
+    assert play_out_the_hand(page) == 13
+    first = server.get(f"/api/games/{page.get_by_test_id('game-over').get_attribute('data-game-id')}")
+    replayed = replayed_team(first)
+    assert replayed == [first["scores"][0] + first["scores"][2], first["scores"][1] + first["scores"][3]]
+    expect(page.get_by_test_id("match-hand-1")).to_contain_text(str(replayed[0]))
+    expect(page.get_by_test_id("match-total-1")).to_have_text(str(replayed[1]))
+    assert first["match_id"] is not None and first["hand"] == 1
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    assert page.get_by_test_id("next-hand").bounding_box()["y"] >= 0
+    page.get_by_test_id("next-hand").click()  # the bots are ready at once: the hand starts
+    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.get_by_test_id("match-panel")).to_contain_text("Hand 2 of 2")
+    expect(page.locator("#table-info")).to_contain_text("deal told at the end of the match")
+    # the deal number is told only when the match is over (hand 2 plays deal DEAL + 1)
+    assert server.get(f"/api/games/{first['id']}")["deal_number"] is None
+
+    assert play_out_the_hand(page) == 13
+    second = server.get(f"/api/games/{page.get_by_test_id('game-over').get_attribute('data-game-id')}")
+    assert second["match_id"] == first["match_id"] and second["hand"] == 2
+    totals = [a + b for a, b in zip(replayed, replayed_team(second))]
+    result = page.get_by_test_id("match-result")
+    expect(result).to_contain_text(f"{totals[0]} to {totals[1]}, after 2 hands")
+    expect(page.get_by_test_id("next-hand")).to_have_count(0)
+    assert texts(page, "match-total-{}", 2) == [str(t) for t in totals]
+    assert server.get(f"/api/games/{first['id']}")["deal_number"] == DEAL
+    expect(page.locator("#table-info")).to_contain_text(f"standard deal {(DEAL + 1) % 1024}")
+
+    # the match's replay steps from the first hand into the second
+    page.goto(f"{server.url}?match={first['match_id']}")
+    label = page.get_by_test_id("replay-ply")
+    expect(label).to_have_text("hand 1 of 2 · move 0 / 52")
+    page.get_by_test_id("replay-hand").select_option("0")
+    page.get_by_test_id("replay-slider").fill("52")
+    expect(label).to_have_text("hand 1 of 2 · move 52 / 52")
+    page.get_by_test_id("replay-next").click()
+    expect(label).to_have_text("hand 2 of 2 · move 0 / 52")
+    page.get_by_test_id("replay-last").click()
+    expect(label).to_have_text("hand 2 of 2 · move 52 / 52")
+    assert texts(page, "replay-match-total-{}", 2) == [str(t) for t in totals]
+    assert not page.errors, page.errors
+
+
+def test_a_public_seat_is_taken_from_the_lobby(server, page):
+    from playwright.sync_api import expect
+
+    created = server.post("/api/tables", {"type": "create", "deal": 2, "public": True,
+                                          "seats": ["random", "open", "random", "open"]})
+    table = created["table"]
+    page.goto(server.url)
+    page.get_by_test_id("player-name").fill("Bea")
+    page.get_by_test_id(f"claim-{table}-3").click()
+    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.locator("#slot-bottom [data-testid=seat-3]")).to_have_count(1)
+    listed = next(t for t in server.get("/api/tables") if t["table"] == table)
+    assert listed["players"][3]["name"] == "Bea" and listed["open_seats"] == [1]
+    # the lobby lists only the seat still open; taken meanwhile, it is refused in the server's words
+    page.goto(server.url)
+    expect(page.get_by_test_id(f"claim-{table}-1")).to_be_visible()
+    expect(page.get_by_test_id(f"claim-{table}-3")).to_have_count(0)
+    server.post(f"/api/tables/{table}/claim", {"seat": 1, "name": "Cy"})
+    page.get_by_test_id(f"claim-{table}-1").click()
+    expect(page.get_by_test_id("error")).to_contain_text("seat_taken")
+    expect(page.get_by_test_id("lobby")).to_be_visible()

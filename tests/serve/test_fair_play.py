@@ -21,13 +21,13 @@ from scrofazero.agents import PLAYERS, PlayerSpec
 from scrofazero.serve.messages import CARD_PATTERN
 
 DEAL = 5
-HIDDEN_KEYS = {"deal_number", "deal"}
+HIDDEN_KEYS = {"deal_number", "deal_numbers", "deal"}
 
 
-def cards_and_keys(value, cards: set, keys: set) -> None:
-    """Every card code and every key anywhere in a message."""
+def cards_and_keys(value, cards: set, keys: list) -> None:
+    """Every card code and every (key, value) pair anywhere in a message."""
     if isinstance(value, dict):
-        keys.update(value)
+        keys.extend(value.items())
         for item in value.values():
             cards_and_keys(item, cards, keys)
     elif isinstance(value, list):
@@ -37,18 +37,25 @@ def cards_and_keys(value, cards: set, keys: set) -> None:
         cards.add(value)
 
 
-def leaks(messages: list[dict], own: set[str]) -> list[str]:
-    """What the messages before game_over tell that a receiver holding `own` cannot see."""
-    seen, found = set(own), []
-    for msg in messages:
-        if msg["type"] == "game_over":
+def leaks(messages: list[dict]) -> list[str]:
+    """What the messages before the match's last game_over (the one match_over follows) tell
+    that their receiver cannot see: during a hand (from its welcome to its game_over) a card
+    outside the receiver's hand and the cards played so far; at any time a deal number."""
+    seen, in_hand, found = set(), False, []
+    for msg, after in zip(messages, messages[1:] + [{"type": None}]):
+        if msg["type"] == "game_over" and after["type"] == "match_over":
             break
-        if msg["type"] == "played":
+        if msg["type"] == "welcome":
+            seen, in_hand = set(msg["hand"]), True
+        elif msg["type"] == "game_over":
+            in_hand = False
+        elif msg["type"] == "played":
             seen.add(msg["card"])
-        cards, keys = set(), set()
+        cards, keys = set(), []
         cards_and_keys(msg, cards, keys)
-        found += [f"{msg['type']}: card {c}" for c in sorted(cards - seen)]
-        found += [f"{msg['type']}: key {k}" for k in sorted(keys & HIDDEN_KEYS)]
+        if in_hand:
+            found += [f"{msg['type']}: card {c}" for c in sorted(cards - seen)]
+        found += [f"{msg['type']}: {k} {v}" for k, v in keys if k in HIDDEN_KEYS and v is not None]
     return found
 
 
@@ -63,12 +70,14 @@ def register_toy(monkeypatch) -> None:
 
 
 def test_no_seat_or_watcher_learns_a_hidden_card_before_the_end(tmp_path, monkeypatch):
+    """A two-hand match on standard deals DEAL, DEAL + 1: hand 1's number would show hand 2, so
+    no number is told, over the socket or HTTP, until match_over."""
     register_toy(monkeypatch)
-    listed = []
+    listed = {}
     with running_server(tmp_path) as server:
         async def case():
             seat, watcher = [await Client.connect(server.ws) for _ in range(2)]
-            made = await seat.ask({"type": "create", "deal": DEAL, "thinking": True,
+            made = await seat.ask({"type": "create", "deal": DEAL, "thinking": True, "hands": 2,
                                    "seats": ["open", "toy", "toy", "random"]}, "created")
             await watcher.ask({"type": "watch", "table": made["table"]}, "welcome")
             await seat.send({"type": "join", "table": made["table"], "seat": 0,
@@ -76,31 +85,49 @@ def test_no_seat_or_watcher_learns_a_hidden_card_before_the_end(tmp_path, monkey
             while True:
                 msg = await seat.next(timeout=60)
                 if msg["type"] == "your_turn":
-                    if not listed:  # in play: the HTTP listings keep the deal number too
-                        listed.extend([get(server, "/api/tables"), get(server, "/api/games")])
+                    overs = [m for m in seat.got if m["type"] == "game_over"]
+                    if len(listed) == len(overs) < 2:  # in play: the HTTP listings too
+                        paths = ["/api/tables", "/api/games"] + [
+                            f"/api/games/{o['game_id']}" for o in overs] + [
+                            f"/api/matches/{o['match_id']}" for o in overs]
+                        listed[len(overs)] = [get(server, p) for p in paths]
                     await seat.send({"type": "play", "card": msg["legal"][0], "ply": msg["ply"]})
-                elif msg["type"] == "game_over":
-                    await watcher.next("game_over", timeout=60)
-                    return seat.got, watcher.got
+                elif msg["type"] == "hand_over":
+                    await seat.send({"type": "next"})
+                elif msg["type"] == "match_over":
+                    await watcher.next("match_over", timeout=60)
+                    first = get(server, f"/api/games/{made['game_id']}")
+                    return seat.got, watcher.got, first
 
-        to_seat, to_watcher = asyncio.run(case())
-    welcome = next(m for m in to_seat if m["type"] == "welcome")
-    assert len(welcome["hand"]) == 13 and not welcome["live_thinking"]
-    assert leaks(to_seat, set(welcome["hand"])) == []
-    assert leaks(to_watcher, set()) == []
-    tables, games = listed
-    assert tables and all("deal_number" not in t for t in tables)
-    assert games and all(g["deal_number"] is None for g in games)
-    over = to_seat[-1]
-    assert over["type"] == "game_over" and over["deal_number"] == DEAL
-    thoughts = over["thinking"]
-    assert {t["seat"] for t in thoughts} == {1, 2} and len(thoughts) == 26
-    assert [t["ply"] for t in thoughts] == sorted(t["ply"] for t in thoughts)
+        to_seat, to_watcher, first = asyncio.run(case())
+    welcomes = [m for m in to_seat if m["type"] == "welcome"]
+    assert [len(w["hand"]) for w in welcomes] == [13, 13]
+    assert not any(w["live_thinking"] for w in welcomes)
+    assert leaks(to_seat) == []
+    assert leaks(to_watcher) == []
+    for tables, games, *records in listed.values():
+        assert tables and all("deal_number" not in t for t in tables)
+        assert games and all(g["deal_number"] is None for g in games)
+        # hand 1 is over while hand 2 is played: its record opens, without its deal number
+        assert all(r["deal_number"] is None for r in records if "deal_number" in r)
+        assert all(g["deal_number"] is None for r in records for g in r.get("games", []))
+    assert len(listed[1]) == 4  # hand 2's listings include hand 1's game and the match
+    overs = [m for m in to_seat if m["type"] == "game_over"]
+    assert [o["deal_number"] for o in overs] == [None, DEAL + 1]  # the match's last hand
+    assert to_seat[-1]["type"] == "match_over"
+    assert to_seat[-1]["deal_numbers"] == [DEAL, DEAL + 1]
+    assert first["deal_number"] == DEAL  # the match is over: the records tell it too
+    for over in overs:
+        thoughts = over["thinking"]
+        assert {t["seat"] for t in thoughts} == {1, 2} and len(thoughts) == 26
+        assert [t["ply"] for t in thoughts] == sorted(t["ply"] for t in thoughts)
     assert not [m for m in to_seat + to_watcher if m["type"] == "thinking"]
-    # the checker does catch a leak: a card the seat does not hold, before it is played
+    # the checker does catch a leak: a card the seat does not hold, before it is played, and a
+    # deal number before the match is over
     not_mine = next(m["card"] for m in to_seat if m["type"] == "played" and m["seat"] == 1)
-    assert leaks([{"type": "thinking", "values": [{"card": not_mine}]}],
-                 set(welcome["hand"])) == [f"thinking: card {not_mine}"]
+    assert leaks([welcomes[0], {"type": "thinking", "values": [{"card": not_mine}]}]) == [
+        f"thinking: card {not_mine}"]
+    assert leaks([{**overs[0], "deal_number": DEAL}]) == [f"game_over: deal_number {DEAL}"]
 
 
 def test_live_thinking_is_sent_after_each_move_and_said_in_welcome(tmp_path, monkeypatch):

@@ -1,11 +1,11 @@
 """The protocol's message models (scrofazero/serve/messages.py) against their documents and the
 wire.
 
-Invariants: docs/protocol.schema.json is what the models generate; docs/protocol.md's message
-tables name exactly the models' messages and fields, and its error table exactly the error
-codes; every client message has one handler; a refused client message gets one line naming
-the field and what it must be, with no coercion; every message a real game sends validates
-against the committed JSON Schema.
+Invariants: docs/protocol.schema.json and docs/protocol_fish.schema.json are what the models
+generate; docs/protocol.md's message tables name exactly the models' messages and fields, and
+its error table exactly the error codes; every client message has one handler; a refused
+client message gets one line naming the field and what it must be, with no coercion; every
+message a real game sends validates against the committed JSON Schema.
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ from serve_thread import Client, running_server
 from toy_player import ToyPlayer, ToySettings
 
 from scrofazero.agents import PLAYERS, PlayerSpec
+from scrofazero.serve.fish_messages import (
+    FISH_CLIENT_MESSAGES,
+    FISH_SERVER_MESSAGES,
+    fish_schema_text,
+)
 from scrofazero.serve.hub import Hub
 from scrofazero.serve.messages import (
     CLIENT_MESSAGES,
@@ -38,6 +43,16 @@ def test_committed_schema_is_what_the_models_generate():
     committed = (DOCS / "protocol.schema.json").read_text()
     assert committed == schema_text(), ("docs/protocol.schema.json is stale: run python -m "
                                         "scrofazero.serve.messages docs/protocol.schema.json")
+
+
+def test_committed_fish_schema_is_what_the_models_generate():
+    committed = (DOCS / "protocol_fish.schema.json").read_text()
+    assert committed == fish_schema_text(), (
+        "docs/protocol_fish.schema.json is stale: run python -m scrofazero.serve.fish_messages "
+        "docs/protocol_fish.schema.json")
+    kinds = {d["properties"]["type"]["const"] for d in json.loads(committed)["$defs"].values()
+             if "type" in d.get("properties", {})}
+    assert kinds == set(FISH_CLIENT_MESSAGES) | set(FISH_SERVER_MESSAGES)
 
 
 def _table(text: str, header: str) -> dict[str, set[str]]:
@@ -91,7 +106,7 @@ def test_every_client_message_has_one_handler():
        "'name' must be one printable line (no line breaks or control characters)")
       for brk in ("\n", "\r", "\u2028", "\x1c")],
     ({"seats": ["open"] * 4}, "bad_message",
-     "a message needs 'type', one of join, play, create, watch, ping"),
+     "a message needs 'type', one of join, play, create, watch, ping, next"),
     ({"type": "play", "card": "ZZ"}, "bad_message",
      "'card' must be a card code such as 'SQ' or 'H10', got 'ZZ'"),
     ({"type": "play", "card": "S2", "ply": 1.5}, "bad_message",
@@ -103,8 +118,14 @@ def test_every_client_message_has_one_handler():
     ({"type": "create", "seats": ["open", "chess", "open", "open"]}, "bad_message",
      "'seats' must be 4 of open, scrofazero, raw, greed, if, random, got"),
     ({"type": "dance"}, "bad_message",
-     "unknown message type 'dance'; expected join, play, create, watch, ping"),
+     "unknown message type 'dance'; expected join, play, create, watch, ping, next"),
     ({"v": 2, "type": "ping"}, "unsupported_version", "protocol version 2; this server speaks 1"),
+    ({"type": "create", "seats": ["open"] * 4, "hands": 0}, "bad_message",
+     "'hands' must be the most hands of the match, 1..100, got 0"),
+    ({"type": "create", "seats": ["open"] * 4, "target": 100001}, "bad_message",
+     "'target' must be a lead in points 1..100000 that ends the match, or null, got 100001"),
+    ({"type": "create", "seats": ["open"] * 4, "public": 1}, "bad_message",
+     "'public' must be true or false"),
 ])
 def test_a_refused_message_gets_one_line_naming_the_field(msg, code, line):
     with pytest.raises(ProtocolError) as caught:
@@ -144,9 +165,9 @@ def test_every_message_on_the_wire_fits_the_schema(tmp_path, monkeypatch):
     with running_server(tmp_path, move_deadline_s=5.0) as server:
         async def case():
             client = await Client.connect(server.ws)
-            made = await client.ask({"type": "create", "deal": 2, "live_thinking": True,
-                                     "seats": ["open", "toy", "random", "random"]},
-                                    "created")
+            create = {"type": "create", "deal": 2, "live_thinking": True, "hands": 2,
+                      "seats": ["open", "toy", "random", "random"]}
+            made = await client.ask(create, "created")
             join = {"type": "join", "table": made["table"], "seat": 0,
                     "token": made["tokens"]["0"], "name": "me"}
             client_side.validate(join)
@@ -159,7 +180,10 @@ def test_every_message_on_the_wire_fits_the_schema(tmp_path, monkeypatch):
                     play = {"type": "play", "card": msg["legal"][0], "ply": msg["ply"]}
                     client_side.validate(play)
                     await client.send(play)
-                elif msg["type"] == "game_over":
+                elif msg["type"] == "hand_over":  # two hands: every match message is sent
+                    client_side.validate({"type": "next"})
+                    await client.send({"type": "next"})
+                elif msg["type"] == "match_over":
                     await client.close()
                     return client.got
 

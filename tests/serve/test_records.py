@@ -2,9 +2,9 @@
 
 Invariants: a finished game is stored with its seats, every move (seat, card, time) and its
 scores, which equal the rules engine's replay of its moves; a server restarted on the same file
-keeps every finished game and marks the ones it left waiting or playing as abandoned (with the
-moves they had); the replay frames end at the recorded score; the export is a game record that
-reads back and replays to the same score; a database that cannot be opened is named.
+keeps every finished game and marks the games and matches it left unfinished as abandoned (with
+the moves they had); the replay frames end at the recorded score; the export is a game record
+that reads back and replays to the same score; a database that cannot be opened is named.
 With SCROFAZERO_TEST_DB_URL set (e.g. postgresql+psycopg://user@localhost/gongzhu_test) the
 restart test also runs on that database (its tables are dropped first).
 """
@@ -108,11 +108,18 @@ def test_records_directly(tmp_path):
     game_id = records.new_game("t", "S2 " * 52, None, 0, [("open", "a")] * 4, {"k": 1})
     records.add_moves([move_row(game_id, 1, 0, "S2", 12, "deadline", {"forced": True})])
     records.name_seat(game_id, 0, "Alice")
+    match_id = records.new_match("t", 3, 200)
+    records.new_game("t", "S2 " * 52, None, 1, [("open", "a")] * 4, {}, match_id, 2)
+    records.set_match(match_id, "between", [5, -5])
     game = records.game(game_id)
     assert game["status"] == "waiting" and game["settings"] == {"k": 1}
+    assert (game["match_id"], game["hand"]) == (None, None)
     assert game["seats"][0]["name"] == "Alice" and game["moves"][0]["fallback"] == "deadline"
-    assert records.abandon_unfinished() == 1 and records.game(game_id)["status"] == "abandoned"
-    assert records.game(game_id + 1) is None
+    assert records.abandon_unfinished() == 2 and records.game(game_id)["status"] == "abandoned"
+    match = records.match(match_id)
+    assert (match["status"], match["totals"], match["target"]) == ("abandoned", [5, -5], 200)
+    assert [(g["hand"], g["status"]) for g in match["games"]] == [(2, "abandoned")]
+    assert records.game(game_id + 2) is None
     records.close()
     with pytest.raises(RecordsError, match="nosuchdriver"):
         Records("nosuchdriver://x/y")

@@ -12,7 +12,8 @@
   const SESSION_KEY = 'scrofazero.seat';
   const NAME_KEY = 'scrofazero.name';
   const THOUGHTS_KEY = 'scrofazero.thoughts.';
-  const TRICK_HOLD_MS = 1000; // a completed trick stays on the table this long before the next card
+  const BEEP_KEY = 'scrofazero.beep';
+  const PAGE_TITLE = 'ScrofaZero tables';
 
   const suitOf = (code) => code[0];
   const rankOf = (code) => code.slice(1);
@@ -21,6 +22,37 @@
   const isRed = (code) => suitOf(code) === 'H' || suitOf(code) === 'D';
   const isScoring = (code) => suitOf(code) === 'H' || code === 'SQ' || code === 'DJ' || code === 'C10';
   const cardLabel = (code) => rankOf(code) + SUIT_SYMBOL[suitOf(code)];
+
+  // The seat that takes a trick of [seat, card] in play order: the highest card of the suit led
+  // (docs/rules.md section 2; no trumps).
+  function trickWinner(cards) {
+    const led = suitOf(cards[0][1]);
+    let best = cards[0];
+    for (const entry of cards) {
+      if (suitOf(entry[1]) === led && RANKS.indexOf(rankOf(entry[1])) > RANKS.indexOf(rankOf(best[1]))) best = entry;
+    }
+    return best[0];
+  }
+
+  // The completed tricks of a history of [seat, card]: {cards, winner}, in order.
+  function tricksOf(history) {
+    const tricks = [];
+    for (let i = 0; i + 4 <= history.length; i += 4) {
+      const cards = history.slice(i, i + 4).map(([s, c]) => [s, c]);
+      tricks.push({ cards, winner: trickWinner(cards) });
+    }
+    return tricks;
+  }
+
+  // Seat labels that tell seats apart: a name that two seats share gets a tag per seat
+  // (`tagOf(seat)`: "left", "seat 3", ...); `own` (the viewer's seat, or null) is "You".
+  function seatLabels(names, own, tagOf) {
+    return names.map((name, seat) => {
+      if (seat === own) return 'You';
+      const shared = names.some((other, s) => s !== seat && s !== own && other === name);
+      return shared ? `${name} (${tagOf(seat)})` : name;
+    });
+  }
 
   // --- DOM helpers ---------------------------------------------------------------------------
   const $ = (id) => document.getElementById(id);
@@ -84,7 +116,7 @@
   }
 
   function showSection(name) {
-    for (const id of ['lobby', 'game', 'replay']) $(id).hidden = id !== name;
+    for (const id of ['lobby', 'join', 'game', 'replay']) $(id).hidden = id !== name;
     $('new-table').hidden = name !== 'game';
   }
 
@@ -97,12 +129,29 @@
 
   async function getJSON(url) {
     const response = await fetch(url, { headers: { Accept: 'application/json' } });
-    if (!response.ok) {
-      let detail = response.statusText;
-      try { detail = (await response.json()).detail || detail; } catch (_) { /* not JSON */ }
-      throw new Error(`${url}: ${response.status} ${detail}`);
-    }
+    if (!response.ok) throw new Error(`${url}: ${response.status} ${await errorText(response)}`);
     return response.json();
+  }
+
+  async function postJSON(url, body) {
+    const response = await fetch(url, { method: 'POST', body: JSON.stringify(body),
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json' } });
+    if (!response.ok) throw new Error(await errorText(response));
+    return response.json();
+  }
+
+  // The words of an error response: FastAPI's `detail` (a string, or a list of validation
+  // errors each with `msg`), or the protocol's {code, message}.
+  async function errorText(response) {
+    let body;
+    try { body = await response.json(); } catch (_) { return response.statusText; }
+    const detail = body && body.detail !== undefined ? body.detail : body;
+    if (typeof detail === 'string') return detail;
+    if (Array.isArray(detail)) {
+      return detail.map((d) => (d && d.msg ? `${(d.loc || []).slice(1).join('.') || 'request'}: ${d.msg}` : String(d))).join('; ');
+    }
+    if (detail && detail.message) return detail.code ? `${detail.message} (${detail.code})` : detail.message;
+    return response.statusText;
   }
 
   // --- state ---------------------------------------------------------------------------------
@@ -116,6 +165,7 @@
     creating: null, // the create message waiting for `created`
     queue: [], // messages held back while a completed trick is shown
     holdUntil: 0,
+    trickHoldMs: 1000, // a completed trick stays on the table this long before the next card
     queueTimer: null,
     joining: false, // a join was sent and no welcome came yet
     game: null,
@@ -161,19 +211,46 @@
       plays: {}, // ply -> {seat, card, fallback}
       thoughts: [], // thinking messages in arrival order
       selectedPly: null, // the thought shown; null: the latest
+      tricks: tricksOf(welcome.history), // completed tricks of this hand: {cards, winner}
+      reviewTrick: null, // the trick shown in the trick list; null: the latest
       over: null,
       log: [],
+      match: matchOf(welcome),
+      between: null, // hand_over of the hand just played, while the next one has not started
+      matchOver: null, // match_over, once the match has ended
+      readySent: false,
     };
   }
 
+  // The match fields of a welcome, start, hand_over or match_over (docs/protocol.md
+  // "Matches"), over `old`; a server without matches gives a match of one hand. In a welcome
+  // `hand` is the seat's cards and the hand's number is `hand_number`.
+  function matchOf(msg, old) {
+    const m = old || { id: null, hand: 1, hands: 1, target: null, totals: [0, 0], history: [] };
+    const number = typeof msg.hand === 'number' ? msg.hand : msg.hand_number;
+    const history = msg.match_history ?? (msg.type === 'hand_over' || msg.type === 'match_over' ? msg.history : null);
+    return { id: msg.match_id ?? m.id, hand: number ?? m.hand, hands: msg.hands ?? m.hands,
+      target: msg.target === undefined ? m.target : msg.target, totals: msg.totals ?? m.totals,
+      history: history ?? m.history };
+  }
+
+  const isMatch = (g) => g.match.hands > 1;
+  const handIsOver = (g) => g.status === 'finished' || g.status === 'between';
+  // the hand is over and another may follow: keep the seat (and its socket) for it
+  const matchGoesOn = (g) => isMatch(g) && !g.matchOver && g.match.hand < g.match.hands;
+
   const me = () => (app.game ? app.game.seat : 0);
   const posOf = (seat) => POSITIONS[(seat - me() + 4) % 4];
-  const nameOf = (seat) => {
-    const p = app.game && app.game.players[seat];
-    return p ? p.name : `seat ${seat}`;
-  };
-  const whoLabel = (seat) => (seat === me() ? `You (seat ${seat})` : `${nameOf(seat)} (seat ${seat})`);
   const relation = (seat) => ['you', 'left opponent', 'partner', 'right opponent'][(seat - me() + 4) % 4];
+  const side = (seat) => ['you', 'left', 'partner', 'right'][(seat - me() + 4) % 4];
+  // How the live table names a seat everywhere: "You", a name, or "ScrofaZero (left)" when
+  // two seats share the name.
+  const label = (seat) => {
+    const g = app.game;
+    if (!g) return `seat ${seat}`;
+    return seatLabels(g.players.map((p) => p.name), g.seat, side)[seat];
+  };
+  const whoLabel = (seat) => `${label(seat)} (seat ${seat})`;
 
   // --- the socket ----------------------------------------------------------------------------
   function wsURL() {
@@ -215,7 +292,7 @@
       showError('The connection to the server closed.');
     }
     if (!app.wsWanted || !app.session) return;
-    if (g && g.status === 'finished') return;
+    if (g && (g.matchOver || (handIsOver(g) && !matchGoesOn(g)))) return;
     const delay = app.reconnectDelay;
     app.reconnectDelay = Math.min(app.reconnectDelay * 2, 15000);
     if (g) {
@@ -243,7 +320,7 @@
   }
 
   // --- messages ------------------------------------------------------------------------------
-  // Messages are handled in order; after a trick's 4th card the next ones wait TRICK_HOLD_MS so
+  // Messages are handled in order; after a trick's 4th card the next ones wait app.trickHoldMs so
   // a person sees the completed trick (the server does not wait: only the display does).
   function onMessage(msg) {
     if (app.queue.length || Date.now() < app.holdUntil) {
@@ -257,7 +334,7 @@
   function dispatch(msg) {
     const handler = HANDLERS[msg.type];
     if (handler) handler(msg);
-    if (msg.type === 'trick') app.holdUntil = Date.now() + TRICK_HOLD_MS;
+    if (msg.type === 'trick') app.holdUntil = Date.now() + app.trickHoldMs;
   }
 
   function scheduleQueue() {
@@ -291,31 +368,39 @@
     welcome(msg) {
       if (msg.seat === null || msg.seat === undefined) return; // watching is not used by the page
       app.joining = false;
-      const old = app.game;
+      const old = app.game && app.game.table === msg.table ? app.game : null;
       const g = newGame(msg);
-      if (old && old.table === msg.table) {
-        g.thoughts = old.thoughts;
-        g.selectedPly = old.selectedPly;
-        g.log = old.log;
-      } else {
-        g.thoughts = loadThoughts(msg.table);
-      }
+      const sameHand = old && old.gameId === msg.game_id;
+      g.thoughts = sameHand ? old.thoughts : loadThoughts(msg.table, msg.game_id);
+      g.selectedPly = sameHand ? old.selectedPly : null;
+      g.reviewTrick = sameHand ? old.reviewTrick : null;
+      if (old) g.log = old.log;
       app.game = g;
       app.reconnectDelay = 1000;
       hideError();
       msg.history.forEach(([seat, card], i) => { g.plays[i + 1] = { seat, card, fallback: null }; });
-      const n = msg.history.length;
-      if (n > 0 && n % 4 === 0) {
-        g.lastTrick = { cards: msg.history.slice(n - 4).map(([s, c]) => [s, c]), winner: msg.leader };
+      if (g.tricks.length && msg.history.length % 4 === 0) {
+        g.lastTrick = g.tricks[g.tricks.length - 1];
         g.showLast = g.trick.length === 0;
       }
       if (g.status === 'playing') {
         g.toMove = (msg.leader + g.trick.length) % 4;
-      } else if (g.status === 'finished') {
-        g.over = { scores: msg.scores, team: msg.team, returns: null, game_id: msg.game_id };
+      } else if (handIsOver(g)) {
+        g.over = { scores: msg.scores, team: msg.team, returns: msg.returns, game_id: msg.game_id };
+        // rejoined between two hands: ready or not, the start time is told only by hand_over
+        if (g.status === 'between') g.between = { nextAt: null, ready: new Set() };
       }
-      addLog(old && old.table === msg.table ? 'Rejoined the table.' :
-        `Joined table ${msg.table} at seat ${msg.seat} (game ${msg.game_id}).`);
+      if (sameHand) {
+        addLog('Rejoined the table.');
+      } else if (old) {
+        addLog(`Hand ${g.match.hand} of ${g.match.hands} (game ${msg.game_id}).`, 'score');
+      } else {
+        // a fresh page (or a reload): the log of the hand so far, rebuilt from its history
+        $('log').replaceChildren();
+        addLog(`Joined table ${msg.table} at seat ${msg.seat} (game ${msg.game_id}`
+          + (isMatch(g) ? `, hand ${g.match.hand} of ${g.match.hands}).` : ').'));
+        logHistory(g, msg.history);
+      }
       showSection('game');
       renderGame();
     },
@@ -341,6 +426,8 @@
       g.players = msg.players.map((p) => ({ ...p }));
       g.toMove = msg.first_leader;
       g.turnSince = Date.now();
+      g.match = matchOf(msg, g.match);
+      g.between = null;
       addLog(`The hand starts; ${whoLabel(msg.first_leader)} leads.`);
       renderGame();
     },
@@ -352,6 +439,7 @@
       g.turnPly = msg.ply;
       g.pending = false;
       g.toMove = g.seat;
+      beep();
       let remaining = msg.deadline - Date.now() / 1000;
       if (!(remaining > -5 && remaining < msg.timeout_s + 5)) remaining = msg.timeout_s; // clocks differ
       g.deadlineLocal = Date.now() + remaining * 1000;
@@ -374,9 +462,7 @@
       }
       g.toMove = g.trick.length < 4 ? (msg.seat + 1) % 4 : null;
       g.turnSince = Date.now();
-      const why = msg.fallback ? ` (played for the seat: ${msg.fallback})` : '';
-      addLog([`${msg.ply}. ${msg.seat === g.seat ? 'You' : nameOf(msg.seat)} played `, cardText(msg.card), why],
-        msg.fallback ? 'warn' : '');
+      logPlay(msg.ply, msg.seat, msg.card, msg.fallback);
       renderGame();
     },
 
@@ -392,9 +478,8 @@
     trick(msg) {
       const g = app.game;
       if (!g) return;
-      const before = g.captured[msg.winner] || [];
-      const gained = msg.captured[msg.winner].filter((c) => !before.includes(c));
       g.lastTrick = { cards: g.trick.map(([s, c]) => [s, c]), winner: msg.winner };
+      g.tricks.push(g.lastTrick);
       g.trick = [];
       g.showLast = true;
       g.captured = msg.captured;
@@ -402,9 +487,7 @@
       g.team = msg.team;
       g.toMove = msg.winner;
       g.turnSince = Date.now();
-      addLog([`${msg.winner === g.seat ? 'You win' : `${nameOf(msg.winner)} wins`} the trick`,
-        gained.length ? [' and takes ', ...gained.flatMap((c, i) => (i ? [' ', cardText(c)] : [cardText(c)]))] : '',
-        '.'], gained.length ? 'score' : 'quiet');
+      logTrick(g.lastTrick);
       renderGame();
     },
 
@@ -413,7 +496,8 @@
       if (!g) return;
       g.status = 'finished';
       g.over = msg;
-      g.dealNumber = msg.deal_number;
+      // null here may mean "told when the match is over": match_over's deal_numbers settle it
+      if (msg.deal_number !== null) g.dealNumber = msg.deal_number;
       for (const t of msg.thinking) { // held back until the end unless the table shows it live
         g.thoughts = g.thoughts.filter((old) => old.ply !== t.ply);
         g.thoughts.push(t);
@@ -424,10 +508,44 @@
       g.toMove = null;
       g.legal = new Set();
       g.turnPly = null;
+      g.match = matchOf(msg, g.match);
       addLog('The hand is over.', 'score');
       renderGame();
       renderThinking();
       loadGames();
+    },
+
+    hand_over(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.status = 'between';
+      g.match = matchOf(msg, g.match);
+      g.between = { nextAt: Math.max(Date.now(), msg.next_hand_at * 1000), ready: new Set(msg.ready) };
+      g.readySent = false;
+      const [mine, theirs] = g.seat % 2 === 0 ? msg.totals : [msg.totals[1], msg.totals[0]];
+      addLog(`After hand ${msg.hand} of ${msg.hands}: your team ${mine}, the opponents ${theirs}.`, 'score');
+      renderGame();
+    },
+
+    ready(msg) {
+      const g = app.game;
+      if (!g || !g.between) return;
+      g.between.ready.add(msg.seat);
+      renderSummary();
+    },
+
+    match_over(msg) {
+      const g = app.game;
+      if (!g) return;
+      g.match = matchOf(msg, g.match);
+      g.matchOver = msg;
+      g.between = null;
+      const numbers = msg.deal_numbers ?? [];
+      if (numbers.length) g.dealNumber = numbers[numbers.length - 1];
+      g.status = 'finished';
+      addLog(`The match is over: ${matchVerdict(g)}`, 'score');
+      app.wsWanted = false;
+      renderGame();
     },
 
     error(msg) {
@@ -466,13 +584,19 @@
   };
 
   // --- thinking kept across reloads ----------------------------------------------------------
-  function loadThoughts(table) {
-    try { return JSON.parse(sessionStorage.getItem(THOUGHTS_KEY + table)) || []; } catch (_) { return []; }
+  // kept per table, for its latest hand only
+  function loadThoughts(table, gameId) {
+    try {
+      const kept = JSON.parse(sessionStorage.getItem(THOUGHTS_KEY + table));
+      return kept && kept.game === gameId ? kept.thoughts : [];
+    } catch (_) { return []; }
   }
 
   function saveThoughts() {
     const g = app.game;
-    try { sessionStorage.setItem(THOUGHTS_KEY + g.table, JSON.stringify(g.thoughts)); } catch (_) { /* full */ }
+    try {
+      sessionStorage.setItem(THOUGHTS_KEY + g.table, JSON.stringify({ game: g.gameId, thoughts: g.thoughts }));
+    } catch (_) { /* full */ }
   }
 
   // --- the live table ------------------------------------------------------------------------
@@ -485,6 +609,35 @@
     list.append(item);
     while (list.children.length > 300) list.firstChild.remove();
     list.scrollTop = list.scrollHeight;
+  }
+
+  function cardList(codes) {
+    return codes.flatMap((c, i) => (i ? [' ', cardText(c)] : [cardText(c)]));
+  }
+
+  function logPlay(ply, seat, card, fallback) {
+    const why = fallback ? ` (played for the seat: ${fallback})` : '';
+    addLog([`${ply}. ${label(seat)} played `, cardText(card), why], fallback ? 'warn' : '');
+  }
+
+  function logTrick(trick) {
+    const gained = trick.cards.map(([, c]) => c).filter(isScoring);
+    const you = trick.winner === app.game.seat;
+    addLog([`${label(trick.winner)} ${you ? 'win' : 'wins'} the trick`,
+      gained.length ? [` and ${you ? 'take' : 'takes'} `, ...cardList(gained)] : '', '.'],
+    gained.length ? 'score' : 'quiet');
+  }
+
+  // The log of a hand rebuilt from its history (a reload): the same lines as when it was
+  // played, less who connected when and why a card was played for a seat.
+  function logHistory(g, history) {
+    if (g.status === 'waiting') return;
+    addLog(`The hand starts; ${whoLabel(g.firstLeader)} leads.`);
+    history.forEach(([seat, card], i) => {
+      logPlay(i + 1, seat, card, null);
+      if ((i + 1) % 4 === 0) logTrick(g.tricks[(i + 1) / 4 - 1]);
+    });
+    if (handIsOver(g)) addLog('The hand is over.', 'score');
   }
 
   function playCard(code) {
@@ -508,7 +661,7 @@
       el('div', { class: 'seat-head' },
         el('span', { class: `dot ${p.connected ? 'on' : 'off'}`, 'data-testid': `connected-${seat}`,
           'data-connected': String(p.connected), title: p.connected ? 'connected' : 'not connected' }),
-        el('span', { class: 'seat-name', 'data-testid': `seat-name-${seat}` }, seat === g.seat ? 'You' : p.name),
+        el('span', { class: 'seat-name', 'data-testid': `seat-name-${seat}` }, label(seat)),
         el('span', { class: 'seat-tag' }, `seat ${seat} · ${relation(seat)}`)),
       el('div', { class: 'seat-score' }, 'pile ',
         el('span', { class: 'num', 'data-testid': `pile-score-${seat}` }, String(g.scores[seat]))),
@@ -524,7 +677,7 @@
     }
     $('team-score-0').textContent = String(g.team[0]);
     $('team-score-1').textContent = String(g.team[1]);
-    const short = (s) => (s === g.seat ? 'you' : nameOf(s));
+    const short = (s) => (s === g.seat ? 'you' : label(s));
     for (const t of [0, 1]) {
       const mine = t === g.seat % 2;
       $(`team-label-${t}`).replaceChildren(el('div', {}, mine ? 'You + partner' : 'Opponents'),
@@ -532,7 +685,7 @@
       $(`team-label-${t}`).parentElement.classList.toggle('mine', mine);
     }
     $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
-      + (g.dealNumber === undefined ? 'deal told at the end'
+      + (g.dealNumber === undefined ? 'deal told at the end of the match'
         : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`);
   }
 
@@ -550,24 +703,54 @@
       if (highlight && i === cards.length - 1) slot.classList.add('latest');
     });
     note.textContent = winner === null || winner === undefined ? '' : `${nameFn(winner)} ${nameFn(winner) === 'You' ? 'win' : 'wins'} the trick`;
+    area.dataset.cards = cards.map(([, c]) => c).join(' ');
   }
 
   function renderTrick() {
     const g = app.game;
-    const shortName = (s) => (s === g.seat ? 'You' : nameOf(s));
     if (g.trick.length === 0 && g.showLast && g.lastTrick) {
-      fillTrick($('trick-area'), $('trick-note'), g.lastTrick.cards, g.lastTrick.winner, shortName, posOf, false);
+      fillTrick($('trick-area'), $('trick-note'), g.lastTrick.cards, g.lastTrick.winner, label, posOf, false);
     } else {
-      fillTrick($('trick-area'), $('trick-note'), g.trick, null, shortName, posOf, true);
+      fillTrick($('trick-area'), $('trick-note'), g.trick, null, label, posOf, true);
     }
-    const last = $('last-trick');
-    if (g.lastTrick) {
-      last.replaceChildren(...g.lastTrick.cards.map(([s, c]) => el('span', {
-        class: 'last-card' + (s === g.lastTrick.winner ? ' winner' : '') }, cardText(c),
-      el('span', { class: 'hint' }, ` ${shortName(s)}`))));
-    } else {
-      last.replaceChildren(el('span', { class: 'hint' }, 'none yet'));
+    renderTrickList();
+  }
+
+  // Every completed trick of the hand, one at a time: the latest unless the player steps back.
+  function renderTrickList() {
+    const g = app.game;
+    const n = g.tricks.length;
+    const box = $('last-trick');
+    $('trick-review-prev').disabled = true;
+    $('trick-review-next').disabled = true;
+    if (!n) {
+      $('trick-review-label').textContent = '';
+      box.replaceChildren(el('span', { class: 'hint' }, 'none yet'));
+      return;
     }
+    const i = g.reviewTrick === null ? n - 1 : Math.min(g.reviewTrick, n - 1);
+    const trick = g.tricks[i];
+    $('trick-review-prev').disabled = i === 0;
+    $('trick-review-next').disabled = i === n - 1;
+    const head = $('trick-review-label');
+    head.textContent = `Trick ${i + 1} of ${n}`;
+    head.dataset.index = String(i + 1);
+    const gained = trick.cards.map(([, c]) => c).filter(isScoring);
+    box.dataset.winner = String(trick.winner);
+    box.replaceChildren(
+      ...trick.cards.map(([s, c]) => el('span', { class: 'last-card' + (s === trick.winner ? ' winner' : ''),
+        'data-seat': s }, cardText(c), el('span', { class: 'hint' }, ` ${label(s)}`))),
+      el('p', { class: 'hint trick-review-note' }, `${label(trick.winner)} ${trick.winner === g.seat ? 'take' : 'takes'} it`,
+        gained.length ? [': ', ...cardList(gained)] : ' (no scoring card)', '.'));
+  }
+
+  function stepTrick(delta) {
+    const g = app.game;
+    if (!g || !g.tricks.length) return;
+    const n = g.tricks.length;
+    const i = Math.max(0, Math.min(n - 1, (g.reviewTrick === null ? n - 1 : g.reviewTrick) + delta));
+    g.reviewTrick = i === n - 1 ? null : i;
+    renderTrickList();
   }
 
   function renderHand() {
@@ -605,7 +788,7 @@
     } else if (g.status === 'waiting') {
       const missing = g.players.filter((p) => !p.connected).map((p) => `${p.name} (seat ${p.seat})`);
       text = `Waiting for ${missing.join(', ') || 'the hand to start'} to join…`;
-    } else if (g.status === 'finished') {
+    } else if (handIsOver(g)) {
       text = 'The hand is over.';
     } else if (g.toMove === g.seat && g.turnPly !== null) {
       if (g.pending) {
@@ -616,13 +799,33 @@
         cls = left < 15 ? 'mine urgent' : 'mine';
       }
     } else if (g.toMove !== null && g.toMove !== undefined) {
-      text = `${g.toMove === g.seat ? 'You' : nameOf(g.toMove)} (seat ${g.toMove}) to play`;
+      text = `${whoLabel(g.toMove)} to play`;
       if (g.turnSince) text += ` · ${fmtClock(g.moveDeadline - (Date.now() - g.turnSince) / 1000)} left`;
     } else {
       text = '';
     }
     line.textContent = text;
     line.className = `turn-line ${cls}`;
+    const mine = g.status === 'playing' && g.toMove === g.seat && g.turnPly !== null && !g.pending;
+    const title = mine ? `Your turn - ${PAGE_TITLE}` : `Table ${g.table} - ${PAGE_TITLE}`;
+    if (document.title !== title) document.title = title;
+    if (g.between) renderNextLine();
+  }
+
+  // A short beep when it becomes your turn, if the player ticked the box (off by default).
+  function beep() {
+    if (!$('beep').checked) return;
+    try {
+      app.audio = app.audio || new AudioContext();
+      const tone = app.audio.createOscillator();
+      const gain = app.audio.createGain();
+      tone.frequency.value = 660;
+      gain.gain.setValueAtTime(0.15, app.audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, app.audio.currentTime + 0.25);
+      tone.connect(gain).connect(app.audio.destination);
+      tone.start();
+      tone.stop(app.audio.currentTime + 0.25);
+    } catch (_) { /* no audio here */ }
   }
 
   function renderInvites() {
@@ -658,7 +861,7 @@
     const o = g.over;
     const rows = [0, 1, 2, 3].map((seat) => el('tr', { class: seat % 2 === g.seat % 2 ? 'mine' : '' },
       el('td', {}, String(seat)),
-      el('td', {}, seat === g.seat ? 'You' : nameOf(seat)),
+      el('td', {}, label(seat)),
       el('td', { class: 'num', 'data-testid': `summary-score-${seat}` }, String(o.scores[seat])),
       el('td', {}, cardRow(sortCards(g.captured[seat] || []), 'mini', `summary-captured-${seat}`)),
       el('td', { class: 'num', 'data-testid': `summary-return-${seat}` },
@@ -669,9 +872,12 @@
       verdict = r > 0 ? `Your team wins by ${r}.` : r < 0 ? `Your team loses by ${-r}.` : 'A draw.';
     }
     const gameId = o.game_id === undefined ? g.gameId : o.game_id;
+    const matchId = g.match.id;
     box.replaceChildren(
-      el('h2', {}, 'The hand is over'),
+      el('h2', {}, isMatch(g) ? `Hand ${g.match.hand} of ${g.match.hands} is over` : 'The hand is over'),
       verdict ? el('p', { class: 'verdict', 'data-testid': 'verdict' }, verdict) : null,
+      g.matchOver ? el('p', { class: 'match-result', 'data-testid': 'match-result' }, matchVerdict(g)) : null,
+      isMatch(g) && !g.matchOver ? el('div', { class: 'next-line', id: 'next-line' }) : null,
       el('table', { class: 'summary-table', 'data-testid': 'summary-table' },
         el('thead', {}, el('tr', {}, el('th', {}, 'seat'), el('th', {}, 'player'), el('th', { class: 'num' }, 'pile score'),
           el('th', {}, 'scoring cards'), el('th', { class: 'num' }, 'return'))),
@@ -683,15 +889,79 @@
         el('a', { href: `/?replay=${gameId}`, 'data-testid': 'replay-link' }, 'Replay this hand'), ' · ',
         el('a', { href: `/api/games/${gameId}/export`, 'data-testid': 'export-link', target: '_blank' },
           'Export as text'), ' · ',
-        el('button', { type: 'button', class: 'primary', onclick: leaveTable }, 'Open a new table')));
+        isMatch(g) && matchId !== null ? [el('a', { href: `/?match=${matchId}`, 'data-testid': 'match-replay-link' },
+          'Replay the match'), ' · '] : null,
+        el('button', { type: 'button', class: g.between ? '' : 'primary', onclick: leaveTable }, 'Open a new table')));
     box.dataset.gameId = String(gameId);
     box.hidden = false;
+    if (g.between || (isMatch(g) && !g.matchOver)) renderNextLine();
+  }
+
+  // Between two hands of a match: the "Next hand" button, who is ready, when it starts anyway.
+  function renderNextLine() {
+    const g = app.game;
+    const line = $('next-line');
+    if (!line) return;
+    if (!g.between) {
+      line.replaceChildren(el('span', { class: 'hint' }, 'The next hand starts when every seat is ready.'));
+      return;
+    }
+    const ready = [...g.between.ready].sort();
+    const left = g.between.nextAt === null ? null : fmtClock((g.between.nextAt - Date.now()) / 1000);
+    const mineReady = g.readySent || g.between.ready.has(g.seat);
+    const signature = JSON.stringify([ready, left, mineReady]);
+    if (line.dataset.signature === signature) return;
+    line.dataset.signature = signature;
+    line.replaceChildren(
+      el('button', { type: 'button', class: 'primary', 'data-testid': 'next-hand', disabled: mineReady,
+        onclick: sendNext }, mineReady ? 'Ready: waiting for the others' : 'Next hand'),
+      el('span', { class: 'hint', 'data-testid': 'next-hand-info' },
+        left === null ? 'starts when every seat is ready' : `starts by itself in ${left}`,
+        ready.length ? ` · ready: ${ready.map(label).join(', ')}` : ''));
+  }
+
+  function sendNext() {
+    const g = app.game;
+    if (!g || !g.between || g.readySent) return;
+    if (send({ type: 'next' })) {
+      g.readySent = true;
+      renderNextLine();
+    }
+  }
+
+  function matchVerdict(g) {
+    const m = g.matchOver;
+    const mine = g.seat % 2;
+    const [us, them] = [m.totals[mine], m.totals[1 - mine]];
+    const played = `after ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}`;
+    if (m.winner === null || m.winner === undefined) return `A tie, ${us} to ${them}, ${played}.`;
+    return `${m.winner === mine ? 'Your team wins' : 'Your team loses'} the match, ${us} to ${them}, ${played}.`;
+  }
+
+  // The score of each finished hand of the match and the running totals (hidden for one hand).
+  function renderMatch() {
+    const g = app.game;
+    const panel = $('match-panel');
+    panel.hidden = !isMatch(g);
+    if (!isMatch(g)) return;
+    const m = g.match;
+    $('match-info').textContent = `Hand ${m.hand} of ${m.hands}` + (m.target ? ` · to a lead of ${m.target}` : '');
+    const mineTeam = g.seat % 2;
+    $('match-body').replaceChildren(
+      ...m.history.map((h) => el('tr', { 'data-testid': `match-hand-${h.hand}` },
+        el('td', {}, el('a', { href: `/?replay=${h.game_id}` }, `hand ${h.hand}`)),
+        el('td', { class: mineTeam === 0 ? 'mine' : '' }, String(h.team[0])),
+        el('td', { class: mineTeam === 1 ? 'mine' : '' }, String(h.team[1])))),
+      el('tr', { class: 'total' }, el('td', {}, 'total'),
+        el('td', { 'data-testid': 'match-total-0' }, String(m.totals[0])),
+        el('td', { 'data-testid': 'match-total-1' }, String(m.totals[1]))));
   }
 
   function renderGame() {
     if (!app.game) return;
-    $('hand-bar').hidden = app.game.status === 'finished';
+    $('hand-bar').hidden = handIsOver(app.game);
     renderSeats();
+    renderMatch();
     renderTrick();
     renderHand();
     renderTurn();
@@ -724,21 +994,18 @@
       return;
     }
     const selected = g.thoughts.find((t) => t.ply === g.selectedPly) || g.thoughts[g.thoughts.length - 1];
-    const signature = JSON.stringify([g.thoughts.map((t) => t.ply), selected.ply, Object.keys(g.plays).length, g.players.map((p) => p.name)]);
+    const signature = JSON.stringify([g.gameId, g.thoughts.map((t) => t.ply), selected.ply, Object.keys(g.plays).length, g.players.map((p) => p.name)]);
     if (list.dataset.signature === signature) return;
     list.dataset.signature = signature;
-    const scroll = list.scrollTop;
-    const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
     list.replaceChildren(el('span', { class: 'hint' }, 'AI moves by ply:'), ...g.thoughts.map((t) => {
       const played = g.plays[t.ply];
       return el('button', { type: 'button', class: 'chip' + (t === selected ? ' selected' : ''),
         'data-testid': 'thinking-item', 'data-ply': t.ply,
         onclick: () => { g.selectedPly = t === g.thoughts[g.thoughts.length - 1] ? null : t.ply; renderThinking(); } },
-      `${t.ply} · ${nameOf(t.seat)} `, played ? cardText(played.card) : '');
+      `${t.ply} · ${label(t.seat)} `, played ? cardText(played.card) : '');
     }));
-    list.scrollTop = atEnd && g.selectedPly === null ? list.scrollHeight : scroll;
     const played = g.plays[selected.ply];
-    renderThought(detail, selected, played ? played.card : null, (s) => (s === g.seat ? 'You' : nameOf(s)));
+    renderThought(detail, selected, played ? played.card : null, label);
   }
 
   // One thinking record: values of the legal cards and the belief table.
@@ -839,6 +1106,7 @@
       + `Each move has ${o.move_deadline_s} s.`;
     $('create-button').disabled = false;
     loadGames();
+    loadOpenTables();
   }
 
   async function loadGames() {
@@ -887,10 +1155,21 @@
         return;
       }
     }
-    const name = $('player-name').value.trim();
-    if (name) localStorage.setItem(NAME_KEY, name); else localStorage.removeItem(NAME_KEY);
+    const hands = Number($('hands').value.trim() || '1');
+    if (!Number.isInteger(hands) || hands < 1 || hands > 100) {
+      showError('Hands must be a whole number 1-100.');
+      return;
+    }
+    const targetText = $('target').value.trim();
+    const target = targetText === '' ? null : Number(targetText);
+    if (target !== null && (!Number.isInteger(target) || target < 1 || target > 100000)) {
+      showError('Play to a lead of must be empty (no lead ends the match) or a whole number 1-100000.');
+      return;
+    }
+    const name = rememberName($('player-name').value);
     const msg = { type: 'create', seats, deal, leader: Number($('leader').value),
-      thinking: $('show-thinking').checked, live_thinking: $('live-thinking').checked };
+      thinking: $('show-thinking').checked, live_thinking: $('live-thinking').checked,
+      hands, target, public: $('public').checked };
     app.creating = { ownSeat: own, msg };
     app.game = null;
     $('log').replaceChildren();
@@ -899,9 +1178,75 @@
     connect(() => send(msg));
   }
 
+  function rememberName(text) {
+    const name = text.trim();
+    if (name) localStorage.setItem(NAME_KEY, name); else localStorage.removeItem(NAME_KEY);
+    return name;
+  }
+
+  // Public tables with a seat nobody has taken yet, each with a Join button per open seat.
+  async function loadOpenTables() {
+    const body = $('open-tables-body');
+    let tables;
+    try {
+      tables = (await getJSON('/api/tables')).filter((t) => t.public && (t.open_seats || []).length);
+    } catch (err) {
+      body.replaceChildren(el('tr', {}, el('td', { colspan: 4, class: 'hint' }, String(err.message))));
+      return;
+    }
+    if (!tables.length) {
+      body.replaceChildren(el('tr', {}, el('td', { colspan: 4, class: 'hint' }, 'no public table has an open seat')));
+      return;
+    }
+    body.replaceChildren(...tables.map((t) => el('tr', { 'data-table': t.table },
+      el('td', {}, el('code', {}, t.table)),
+      el('td', { class: 'seats' }, t.players.map((p) => `${p.seat}: ${p.name}`).join(', ')),
+      el('td', {}, t.hands > 1 ? `${t.hands} hands` : 'one hand'),
+      el('td', {}, t.open_seats.map((seat) => el('button', { type: 'button', class: 'small',
+        'data-testid': `claim-${t.table}-${seat}`, onclick: () => claimSeat(t.table, seat) }, `Join seat ${seat}`))))));
+  }
+
+  async function claimSeat(table, seat) {
+    hideError();
+    const name = rememberName($('player-name').value);
+    let claim;
+    try {
+      claim = await postJSON(`/api/tables/${encodeURIComponent(table)}/claim`, { seat, ...(name ? { name } : {}) });
+    } catch (err) {
+      showError(`Cannot take seat ${seat} of table ${table}: ${err.message}`);
+      loadOpenTables();
+      return;
+    }
+    app.session = { table, seat: claim.seat, token: claim.token, invites: {} };
+    saveSession();
+    history.replaceState(null, '', `/?table=${encodeURIComponent(table)}&seat=${claim.seat}`);
+    showSection('game');
+    $('turn-line').textContent = 'Joining…';
+    joinSession();
+  }
+
+  // An invitation link opened in a fresh tab: ask the person's name, then take the seat.
+  function askName(table, seat, token) {
+    showSection('join');
+    document.title = `Seat ${seat} - ${PAGE_TITLE}`;
+    $('join-text').textContent = `You are invited to seat ${seat} of table ${table}.`;
+    $('join-name').value = localStorage.getItem(NAME_KEY) || '';
+    $('join-form').onsubmit = (event) => {
+      event.preventDefault();
+      rememberName($('join-name').value);
+      app.session = { table, seat, token, invites: {} };
+      saveSession();
+      history.replaceState(null, '', `/?table=${encodeURIComponent(table)}&seat=${seat}`);
+      showSection('game');
+      $('turn-line').textContent = 'Joining…';
+      joinSession();
+    };
+    $('join-name').focus();
+  }
+
   function leaveTable() {
     const g = app.game;
-    if (g && g.status === 'playing' && !window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.')) return;
+    if (g && (g.status === 'playing' || g.between) && !window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.')) return;
     app.wsWanted = false;
     clearTimeout(app.reconnectTimer);
     if (app.ws) { const ws = app.ws; app.ws = null; ws.close(); }
@@ -913,36 +1258,64 @@
   }
 
   // --- replay --------------------------------------------------------------------------------
-  async function showReplay(gameId, viewer) {
+  // `/?replay=GAME_ID` (one hand) or `/?match=MATCH_ID` (every hand of a match, in order).
+  async function showReplay(kind, id, viewer) {
     showSection('replay');
-    document.title = `Replay of game ${gameId} · ScrofaZero`;
-    let data;
+    const what = kind === 'match' ? `match ${id}` : `game ${id}`;
+    document.title = `Replay of ${what} - ${PAGE_TITLE}`;
+    let hands;
+    let match = null;
     try {
-      data = await getJSON(`/api/games/${encodeURIComponent(gameId)}/replay`);
+      if (kind === 'match') {
+        const data = await getJSON(`/api/matches/${encodeURIComponent(id)}/replay`);
+        match = data.match;
+        hands = data.hands;
+        if (!hands.length) throw new Error('it has no hand on record');
+      } else {
+        hands = [await getJSON(`/api/games/${encodeURIComponent(id)}/replay`)];
+      }
     } catch (err) {
-      showError(`Cannot load game ${gameId}: ${err.message}`);
+      showError(`Cannot load ${what}: ${err.message}`);
       return;
     }
     if (viewer === null) {
-      const open = data.seats.find((s) => s.kind === 'open');
+      const open = hands[0].seats.find((s) => s.kind === 'open');
       viewer = open ? open.seat : 0;
     }
-    app.replay = { data, idx: 0, viewer };
-    $('replay-title').textContent = `Replay of game ${data.id} (${data.status})`;
+    app.replay = { hands, match, hand: 0, data: hands[0], idx: 0, viewer };
+    $('replay-title').textContent = match
+      ? `Replay of match ${match.id ?? id} (${match.status}, ${hands.length} hand${hands.length === 1 ? '' : 's'})`
+      : `Replay of game ${hands[0].id} (${hands[0].status})`;
+    const select = $('rp-hand');
+    select.hidden = !match;
+    select.replaceChildren(...hands.map((h, i) => el('option', { value: i }, `hand ${i + 1} (game ${h.id})`)));
+    replayHand(0, 0);
+  }
+
+  function replayHand(hand, idx) {
+    const r = app.replay;
+    r.hand = hand;
+    r.data = r.hands[hand];
+    r.idx = Math.max(0, Math.min(r.data.frames.length - 1, idx));
+    $('rp-hand').value = String(hand);
+    $('rp-slider').max = String(r.data.frames.length - 1);
     $('replay-links').replaceChildren(
-      el('a', { href: `/api/games/${data.id}/export`, target: '_blank', 'data-testid': 'replay-export' }, 'export as text'),
+      el('a', { href: `/api/games/${r.data.id}/export`, target: '_blank', 'data-testid': 'replay-export' }, 'export as text'),
       ' · ', el('a', { href: '/' }, 'lobby'));
-    const slider = $('rp-slider');
-    slider.max = String(data.frames.length - 1);
-    slider.value = '0';
     renderReplay();
   }
 
+  // A step past either end of a hand goes on into the hand before or after it.
   function replayGo(idx) {
     const r = app.replay;
     if (!r) return;
-    r.idx = Math.max(0, Math.min(r.data.frames.length - 1, idx));
-    renderReplay();
+    const last = r.data.frames.length - 1;
+    if (idx > last && r.hand < r.hands.length - 1) replayHand(r.hand + 1, idx === Infinity ? Infinity : 0);
+    else if (idx < 0 && r.hand > 0) replayHand(r.hand - 1, idx === -Infinity ? 0 : Infinity);
+    else {
+      r.idx = Math.max(0, Math.min(last, idx));
+      renderReplay();
+    }
   }
 
   function renderReplay() {
@@ -950,7 +1323,8 @@
     const { data } = r;
     const f = data.frames[r.idx];
     const last = data.frames.length - 1;
-    const nameFn = (s) => data.seats[s].name;
+    const labels = seatLabels(data.seats.map((s) => s.name), null, (s) => `seat ${s}`);
+    const nameFn = (s) => labels[s];
     const pos = (s) => POSITIONS[(s - r.viewer + 4) % 4];
     const toMove = r.idx < last && data.frames[r.idx + 1] ? data.frames[r.idx + 1].seat : null;
     for (let seat = 0; seat < 4; seat++) {
@@ -975,7 +1349,8 @@
       $(`rp-team-label-${t}`).replaceChildren(el('div', {}, `Seats ${t} + ${t + 2}`),
         el('div', { class: 'hint' }, `${nameFn(t)}, ${nameFn(t + 2)}`));
     }
-    $('rp-ply').textContent = `move ${f.ply} / ${last}`;
+    $('rp-ply').textContent = (r.match ? `hand ${r.hand + 1} of ${r.hands.length} · ` : '') + `move ${f.ply} / ${last}`;
+    $('rp-ply').dataset.hand = String(r.hand + 1);
     $('rp-ply').dataset.ply = String(f.ply);
     $('rp-slider').value = String(r.idx);
     $('rp-move').replaceChildren(...(f.ply
@@ -990,14 +1365,19 @@
         el('p', { class: 'hint' }, f.ply ? 'Nothing recorded for this move: only ScrofaZero\'s moves carry their thinking.'
           : 'Step through the moves; each ScrofaZero move shows its values and beliefs here.'));
     }
-    for (const [id, disabled] of [['rp-first', r.idx === 0], ['rp-prev', r.idx === 0],
-      ['rp-next', r.idx === last], ['rp-last', r.idx === last]]) $(id).disabled = disabled;
+    const atStart = r.idx === 0 && r.hand === 0;
+    const atEnd = r.idx === last && r.hand === r.hands.length - 1;
+    for (const [id, disabled] of [['rp-first', atStart], ['rp-prev', atStart],
+      ['rp-next', atEnd], ['rp-last', atEnd]]) $(id).disabled = disabled;
     const final = $('rp-final');
     if (r.idx === last && data.scores) {
       final.hidden = false;
       final.replaceChildren(el('h3', {}, 'Final scores'), el('table', { class: 'team-scores' },
         [0, 1, 2, 3].map((s) => el('tr', {}, el('td', {}, `${nameFn(s)} (seat ${s})`),
-          el('td', { class: 'num', 'data-testid': `replay-final-score-${s}` }, String(data.scores[s]))))));
+          el('td', { class: 'num', 'data-testid': `replay-final-score-${s}` }, String(data.scores[s]))))),
+      ...(r.match && atEnd && Array.isArray(r.match.totals) ? [el('h3', {}, 'Match totals'), el('table', { class: 'team-scores' },
+        [0, 1].map((t) => el('tr', {}, el('td', {}, `Seats ${t} + ${t + 2}`),
+          el('td', { class: 'num', 'data-testid': `replay-match-total-${t}` }, String(r.match.totals[t])))))] : []));
     } else {
       final.hidden = true;
     }
@@ -1018,25 +1398,38 @@
       $('thinking-list').dataset.signature = '';
       renderThinking();
     });
-    $('rp-first').addEventListener('click', () => replayGo(0));
+    $('trick-review-prev').addEventListener('click', () => stepTrick(-1));
+    $('trick-review-next').addEventListener('click', () => stepTrick(1));
+    $('beep').checked = localStorage.getItem(BEEP_KEY) === '1';
+    $('beep').addEventListener('change', () => {
+      localStorage.setItem(BEEP_KEY, $('beep').checked ? '1' : '0');
+      beep(); // a sample, and a user gesture that lets the page play sound later
+    });
+    const replayFirst = () => replayHand(0, 0);
+    const replayLast = () => replayHand(app.replay.hands.length - 1, Infinity);
+    $('rp-first').addEventListener('click', replayFirst);
     $('rp-prev').addEventListener('click', () => replayGo(app.replay.idx - 1));
     $('rp-next').addEventListener('click', () => replayGo(app.replay.idx + 1));
-    $('rp-last').addEventListener('click', () => replayGo(Infinity));
+    $('rp-last').addEventListener('click', replayLast);
     $('rp-slider').addEventListener('input', (e) => replayGo(Number(e.target.value)));
+    $('rp-hand').addEventListener('change', (e) => replayHand(Number(e.target.value), 0));
     document.addEventListener('keydown', (e) => {
-      if (!app.replay || $('replay').hidden || e.target.tagName === 'INPUT') return;
+      if (!app.replay || $('replay').hidden || ['INPUT', 'SELECT'].includes(e.target.tagName)) return;
       const moves = { ArrowLeft: -1, ArrowRight: 1 };
+      const keys = { Home: replayFirst, End: replayLast };
+      if (!(e.key in moves) && !(e.key in keys)) return;
+      e.preventDefault(); // the keys step the replay; they do not also scroll the page
       if (e.key in moves) replayGo(app.replay.idx + moves[e.key]);
-      else if (e.key === 'Home') replayGo(0);
-      else if (e.key === 'End') replayGo(Infinity);
+      else keys[e.key]();
     });
     setInterval(tick, 250);
     setInterval(() => { if (app.ws && app.ws.readyState === WebSocket.OPEN) send({ type: 'ping' }); }, 25000);
 
     const params = new URLSearchParams(location.search);
-    if (params.has('replay')) {
+    for (const kind of ['replay', 'match']) {
+      if (!params.has(kind)) continue;
       const viewer = params.has('seat') ? Number(params.get('seat')) % 4 : null;
-      showReplay(params.get('replay'), Number.isInteger(viewer) ? viewer : null);
+      showReplay(kind, params.get(kind), Number.isInteger(viewer) ? viewer : null);
       return;
     }
     const stored = loadSession();
@@ -1050,7 +1443,11 @@
         showError(`No token for seat ${params.get('seat')} of table ${table}: open the join link you were given.`);
         return;
       }
-      app.session = { table, seat, token, invites: same ? stored.invites || {} : {} };
+      if (!same) { // an invitation: the person says who they are first
+        askName(table, seat, token);
+        return;
+      }
+      app.session = { table, seat, token, invites: stored.invites || {} };
       saveSession();
       showSection('game');
       $('turn-line').textContent = 'Joining…';

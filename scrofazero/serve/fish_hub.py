@@ -1,0 +1,415 @@
+"""The server's Fish tables, the entry every Fish client message goes through, and our Fish bots
+as clients.
+
+`FishHub.receive(conn, text)` is the one path for a message from any client of `/ws/fish`: a
+page, an outside bot, or a `FishBotClient` of ours, which rebuilds its seat's view from the
+messages it gets (`SeatView`) and answers with the same JSON an outside bot sends. Bots are the
+Fish roster's players (fish/players/roster.py) by seat kind; they think in a thread pool and the
+records are written on the Gongzhu hub's database thread (one writer for the one database), so
+the event loop never waits on either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from scrofazero.fish.players.roster import make_fish_player
+from scrofazero.fish.players.scorer import DEFAULT_MODEL, load_scorer
+from scrofazero.games.fish.cards import card_code, card_id, set_cards
+from scrofazero.games.fish.events import Ask, Call, Event
+from scrofazero.games.fish.rules import AskMove, FishState, FishView, Params
+from scrofazero.serve.fish_messages import (
+    FishAsk,
+    FishCall,
+    FishCreate,
+    FishCreated,
+    FishJoin,
+    FishProtocolError,
+    FishWatch,
+    parse_fish_message,
+)
+from scrofazero.serve.fish_records import FishRecords
+from scrofazero.serve.fish_table import FishTable, FishTableSettings
+from scrofazero.serve.messages import OPEN, Ping, Pong
+
+
+@dataclass
+class FishHubSettings:
+    table: FishTableSettings = field(default_factory=FishTableSettings)  # new tables' settings
+    bot_threads: int = 2  # threads our Fish bots think in
+    max_tables: int = 500  # live tables kept; the oldest finished ones are dropped beyond it
+    seed: int | None = None  # seeds random deals and bots (None: fresh entropy)
+    checkpoint: str = DEFAULT_MODEL  # the learned player's scorer
+
+
+class FishHub:
+    """Fish tables by id, their bots, and the Fish records."""
+
+    def __init__(self, records: FishRecords, settings: FishHubSettings,
+                 db_thread: Executor | None = None):
+        self.records = records
+        self.settings = settings
+        self.tables: dict[str, FishTable] = {}
+        self.where: dict[object, tuple[FishTable, int | None]] = {}  # connection -> (table, seat)
+        self._own_db_thread = db_thread is None
+        self.db_thread = db_thread or ThreadPoolExecutor(1, thread_name_prefix="fish-records")
+        self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="fish-bots")
+        self.rng = np.random.default_rng(settings.seed)
+        self._scorer = None
+
+    async def write(self, method: str, *args):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.db_thread, partial(getattr(self.records, method),
+                                                                  *args))
+
+    async def read(self, method: str, *args):
+        return await self.write(method, *args)
+
+    def scorer(self):
+        """The learned player's scorer, loaded once (off the event loop)."""
+        if self._scorer is None:
+            self._scorer = load_scorer(self.settings.checkpoint)
+        return self._scorer
+
+    def make_bot(self, kind: str, seed: int):
+        runtime = {"model": self.scorer()} if kind == "learned" else {}
+        return make_fish_player(kind, seed=seed, **runtime)
+
+    # --- tables -----------------------------------------------------------------------------
+    async def create_table(self, msg: FishCreate) -> tuple[FishTable, dict[int, str]]:
+        """A new table from a checked `fish_create`; returns it and the open seats' tokens."""
+        kinds, n = list(msg.seats), len(msg.seats)
+        if msg.first >= n:
+            raise FishProtocolError("bad_message", f"'first' must be a seat 0..{n - 1}, got "
+                                                   f"{msg.first}")
+        if msg.deal is not None and msg.seed is not None:
+            raise FishProtocolError("bad_message", "give 'seed' or 'deal', not both")
+        calls = msg.calls or self.settings.table.calls
+        params = Params(num_players=n, calls=calls)
+        seed = msg.seed
+        try:
+            if msg.deal is not None:
+                hands = [[card_id(code, n) for code in hand] for hand in msg.deal]
+                state = FishState.new(params, hands, first_player=msg.first)
+            else:
+                seed = int(self.rng.integers(1 << 62)) if seed is None else seed
+                state = FishState.deal(params, seed, first_player=msg.first)
+        except ValueError as err:
+            raise FishProtocolError("bad_message", f"'deal': {err}"[:300]) from None
+        if "learned" in kinds:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.scorer)
+            except (OSError, ValueError) as err:
+                raise FishProtocolError("bad_message", f"the learned seats need the scorer "
+                                                       f"{self.settings.checkpoint}: {err}"
+                                                       [:300]) from None
+        settings = FishTableSettings(**{**vars(self.settings.table), "calls": calls})
+        names = [f"open seat {i}" if k == OPEN else f"{k} bot" for i, k in enumerate(kinds)]
+        table_id = secrets.token_hex(4)
+        while table_id in self.tables:
+            table_id = secrets.token_hex(4)
+        table = FishTable(table_id, state, seed, kinds, names, settings, self.write)
+        await table.open()
+        self.tables[table_id] = table
+        self._prune()
+        bot_seed = int(self.rng.integers(1 << 62))
+        for seat, kind in enumerate(kinds):
+            if kind != OPEN:
+                bot = FishBotClient(self, self.make_bot(kind, bot_seed + seat), kind)
+                await self.receive(bot, FishJoin(table=table_id, seat=seat,
+                                                 token=table.seats[seat].token)
+                                   .model_dump_json())
+        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == OPEN}
+
+    def _prune(self) -> None:
+        for table_id, table in list(self.tables.items()):
+            if len(self.tables) <= self.settings.max_tables:
+                return
+            if table.status in ("finished", "abandoned"):
+                del self.tables[table_id]
+                for conn in [c for c, (t, _) in self.where.items() if t is table]:
+                    del self.where[conn]
+
+    def table(self, table_id: str) -> FishTable:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise FishProtocolError("unknown_table", f"no Fish table {table_id!r} on this "
+                                                     "server")
+        return table
+
+    # --- the one path of every client message ----------------------------------------------
+    async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
+        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
+        try:
+            msg = parse_fish_message(text)
+            await self.handlers[type(msg)](self, conn, msg, thinking)
+        except FishProtocolError as err:
+            await conn.send(err.to_message())
+
+    async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
+        await conn.send(Pong().model_dump())
+
+    async def _on_create(self, conn, msg: FishCreate, _thinking) -> None:
+        table, tokens = await self.create_table(msg)
+        await conn.send(fish_created(table, tokens).model_dump())
+
+    async def _on_join(self, conn, msg: FishJoin, _thinking) -> None:
+        table = self.table(msg.table)
+        previous = self.where.get(conn)
+        if previous is not None and previous[1] is not None:
+            raise FishProtocolError("already_joined", f"this connection holds seat "
+                                                      f"{previous[1]} of table {previous[0].id}; "
+                                                      "open another connection for another seat")
+        self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
+        try:
+            await table.join(conn, msg.seat, msg.token, msg.name)
+        except FishProtocolError:
+            if previous is None:
+                del self.where[conn]
+            else:
+                self.where[conn] = previous
+            raise
+        if previous is not None:  # it was watching: it is a seat now
+            previous[0].observers.discard(conn)
+
+    async def _on_watch(self, conn, msg: FishWatch, _thinking) -> None:
+        table = self.table(msg.table)
+        await table.watch(conn)
+        self.where.setdefault(conn, (table, None))
+
+    def _seated(self, conn) -> tuple[FishTable, int]:
+        table, seat = self.where.get(conn, (None, None))
+        if seat is None:
+            raise FishProtocolError("not_joined", "join a seat (fish_join) before moving")
+        return table, seat
+
+    async def _on_ask(self, conn, msg: FishAsk, thinking: dict | None) -> None:
+        """`thinking` (a bot's belief) comes only with our own bots' moves."""
+        table, seat = self._seated(conn)
+        await table.ask(seat, msg.target, msg.card, msg.move,
+                        thinking if isinstance(conn, FishBotClient) else None)
+
+    async def _on_call(self, conn, msg: FishCall, thinking: dict | None) -> None:
+        table, seat = self._seated(conn)
+        await table.call(seat, msg.set, msg.holders, msg.move,
+                         thinking if isinstance(conn, FishBotClient) else None)
+
+    handlers = {Ping: _on_ping, FishCreate: _on_create, FishJoin: _on_join, FishWatch: _on_watch,
+                FishAsk: _on_ask, FishCall: _on_call}  # one per FISH_CLIENT_MESSAGES
+
+    async def disconnect(self, conn) -> None:
+        where = self.where.pop(conn, None)
+        if where is None:
+            return
+        table, seat = where
+        if seat is None:
+            table.observers.discard(conn)
+        else:
+            await table.leave(seat, conn)
+
+    async def shutdown(self) -> None:
+        for table in self.tables.values():
+            table.abandon()
+        self.bot_threads.shutdown(wait=False, cancel_futures=True)
+        if self._own_db_thread:
+            self.db_thread.shutdown(wait=True)
+
+
+def make_fish_hub(cfg, records, hub) -> FishHub:
+    """The Fish hub of a server (`cfg` a PlayConfig): its deadlines, bot threads and seed, the
+    Gongzhu Records' database and the Gongzhu hub's database thread; Fish games a previous
+    server left unfinished are marked abandoned."""
+    fish_records = FishRecords(records.engine)
+    fish_records.abandon_unfinished()
+    table = FishTableSettings(move_deadline_s=cfg.move_deadline_s,
+                              reconnect_grace_s=cfg.reconnect_grace_s)
+    return FishHub(fish_records, FishHubSettings(table=table, bot_threads=cfg.bot_threads,
+                                                 seed=cfg.seed), db_thread=hub.db_thread)
+
+
+def fish_created(table: FishTable, tokens: dict[int, str]) -> FishCreated:
+    """The answer to `fish_create` (also what POST /api/fish/tables returns, less v and type)."""
+    return FishCreated(table=table.id, game_id=table.game_id,
+                       tokens={str(k): v for k, v in tokens.items()})
+
+
+class SeatView:
+    """One seat's view rebuilt from the server's messages alone (fish_welcome, asked, called):
+    its hand, the public hand counts, the uncalled sets and the moves made."""
+
+    def __init__(self, welcome: dict):
+        n = self.num_players = welcome["num_players"]
+        self.seat = welcome["seat"]
+        self.calls = welcome["calls"]
+        self.hand = {card_id(c, n) for c in welcome["hand"]}
+        self.hand_counts = list(welcome["hand_counts"])
+        self.uncalled = {s["set"] for s in welcome["sets"] if s["team"] is None}
+        self.moves = welcome["move"]
+
+    def event(self, msg: dict) -> Event:
+        """Take in an asked or called message; returns its public event."""
+        n, me = self.num_players, self.seat
+        if msg["type"] == "asked":
+            card = card_id(msg["card"], n)
+            if msg["hit"]:
+                if msg["target"] == me:
+                    self.hand.discard(card)
+                if msg["seat"] == me:
+                    self.hand.add(card)
+            event = Ask(asker=msg["seat"], target=msg["target"], card=card, success=msg["hit"])
+        else:
+            self.hand -= set(set_cards(msg["set"]))
+            self.uncalled.discard(msg["set"])
+            assignment = tuple(sorted((card_id(c, n), s) for c, s in msg["holders"].items()))
+            event = Call(caller=msg["seat"], set_id=msg["set"], assignment=assignment,
+                         correct=msg["right"], removed=tuple(msg["removed"]))
+        self.hand_counts = list(msg["hand_counts"])
+        self.moves = msg["move"]
+        return event
+
+    def view(self, turn: dict | None) -> FishView:
+        """The engine's FishView of this seat: with `turn` (its fish_turn) the legal asks and
+        must_call, else none."""
+        n = self.num_players
+        asks = tuple((t, card_id(c, n)) for t, c in turn["asks"]) if turn else ()
+        return FishView(seat=self.seat, num_players=n, hand=tuple(sorted(self.hand)),
+                        hand_counts=tuple(self.hand_counts),
+                        uncalled_sets=tuple(sorted(self.uncalled)), legal_asks=asks,
+                        must_call=bool(turn and turn["must_call"]))
+
+
+def belief_of(player) -> np.ndarray | None:
+    """[seats, cards] P(seat holds card now) of a player that keeps the exact belief (logic
+    and logic_open, learned, search), else None (random)."""
+    inner = getattr(player, "logic", player)  # the search player plays through a logic player
+    if hasattr(inner, "tracker"):
+        return inner.tracker.probabilities()
+    mind = getattr(inner, "mind", None)
+    return None if mind is None else mind.belief.probabilities()
+
+
+def belief_summary(player, kind: str, view: FishView) -> dict | None:
+    """For each card `view`'s seat cannot see (not in its hand, in an uncalled set): the seat
+    its belief puts it with likeliest and that probability; None for a player without one."""
+    probs = belief_of(player)
+    if probs is None:
+        return None
+    hand = set(view.hand)
+    cards = []
+    for set_id in view.uncalled_sets:
+        for card in set_cards(set_id):
+            if card not in hand:
+                seat = int(np.argmax(probs[:, card]))
+                cards.append([card, seat, round(float(probs[seat, card]), 3)])
+    return {"kind": kind, "cards": cards}
+
+
+class FishBotClient:
+    """One of our Fish players at a seat, talking the protocol like an outside bot. Its
+    player is told every public event in order and asked `act` on each fish_turn and, at an
+    any_time table, `call_now` once after every move; all of that runs in the hub's bot threads,
+    one job at a time per bot, so a player is never used from two threads at once."""
+
+    def __init__(self, hub: FishHub, player, kind: str):
+        self.hub, self.player, self.kind = hub, player, kind
+        self.seen: SeatView | None = None
+        self.table_id: str | None = None
+        self.reset_args: tuple | None = None
+        self.pending: list[Event] = []
+        self.turn: dict | None = None
+        self.checked = -1  # moves made when call_now was last asked
+        self.over = False
+        self.errors: list[dict] = []
+        self.task: asyncio.Task | None = None
+
+    async def send(self, msg: dict) -> None:
+        kind = msg["type"]
+        if kind == "error":  # e.g. a move that went stale while it thought
+            self.errors.append(msg)
+            return
+        if kind == "fish_welcome":
+            self.seen, self.table_id = SeatView(msg), msg["table"]
+            # our bots join when the table is made, before any move: the hand is as dealt
+            self.reset_args = (msg["num_players"], msg["seat"], sorted(self.seen.hand))
+            self.pending = []
+        elif kind in ("asked", "called"):
+            self.pending.append(self.seen.event(msg))
+            self.turn = None
+        elif kind == "fish_turn":
+            self.turn = msg
+        elif kind == "fish_over":
+            self.over = True
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._run())
+
+    async def close(self, reason: str) -> None:
+        pass
+
+    def _job(self) -> tuple[str, dict | None] | None:
+        """What to think about next: its turn ("act"), a chance to call ("call_now"), or None."""
+        if self.over or self.seen is None:
+            return None
+        if self.turn is not None and self.turn["move"] == self.seen.moves + 1:
+            turn, self.turn = self.turn, None
+            return "act", turn
+        if self.seen.calls == "any_time" and self.checked < self.seen.moves and \
+                self.seen.uncalled:
+            self.checked = self.seen.moves
+            return "call_now", None
+        return None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (job := self._job()) is not None:
+            what, turn = job
+            reset, self.reset_args = self.reset_args, None
+            events, self.pending = self.pending, []
+            view = self.seen.view(turn)
+            move_no = self.seen.moves + 1
+            try:
+                move, thinking = await loop.run_in_executor(
+                    self.hub.bot_threads, self._think, reset, events, what, view)
+            except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
+                if what == "act":
+                    await self._failed(view.seat, move_no)
+                continue
+            if move is None:
+                continue
+            refused = len(self.errors)
+            await self.hub.receive(self, json.dumps(move_message(move, move_no)), thinking)
+            if what == "act" and any(e["code"] in ("illegal_ask", "illegal_call")
+                                     for e in self.errors[refused:]):
+                await self._failed(view.seat, move_no)  # a move the rules refuse: fallback
+
+    async def _failed(self, seat: int, move_no: int) -> None:
+        table = self.hub.tables.get(self.table_id)
+        if table is not None:
+            await table.bot_failed(seat, move_no)
+
+    def _think(self, reset, events, what: str, view: FishView):
+        """In a bot thread: bring the player up to date, then decide (None: no call now)."""
+        player = self.player
+        if reset is not None:
+            player.reset(*reset)
+        for event in events:
+            player.observe(event)
+        move = player.act(view) if what == "act" else player.call_now(view)
+        if move is None:
+            return None, None
+        return move, belief_summary(player, self.kind, view)
+
+
+def move_message(move, move_no: int) -> dict:
+    """The protocol message of an engine move (AskMove or CallMove)."""
+    if isinstance(move, AskMove):
+        return {"type": "ask", "target": int(move.target), "card": card_code(move.card),
+                "move": move_no}
+    return {"type": "call", "set": int(move.set_id), "move": move_no,
+            "holders": {card_code(c): int(s) for c, s in move.assignment}}

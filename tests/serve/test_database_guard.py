@@ -1,0 +1,119 @@
+"""The records database as a server claims it (scrofazero/serve/database.py).
+
+Invariants: while one server holds a database, a second one's start is refused with
+DatabaseInUse and changes nothing (the first one's live games stay live); once the first stops,
+the next start takes the database over and abandons what it left; an unusable database (a
+corrupt file, a path that cannot be a file, an unknown scheme, a PostgreSQL URL without its
+driver) is refused by serve() in one line naming the URL (password hidden) before the URL it
+would serve is printed; SQLite commits are synced in full (PRAGMA synchronous=FULL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import urllib.request
+from dataclasses import replace
+
+import pytest
+from serve_thread import CHECKPOINT, running_server
+
+from scrofazero.serve.app import create_app, serve
+from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.database import DatabaseInUse, open_database
+from scrofazero.serve.records import Records, RecordsError
+
+
+def settings(db: str) -> PlayConfig:
+    return replace(PlayConfig(), db=db, checkpoint=CHECKPOINT, port=0, seed=0)
+
+
+def waiting_games(server) -> list[int]:
+    with urllib.request.urlopen(server.url + "/api/games?status=waiting", timeout=30) as resp:
+        return [g["id"] for g in json.loads(resp.read())]
+
+
+def test_a_second_server_on_the_database_is_refused_and_changes_nothing(tmp_path):
+    with running_server(tmp_path) as first:
+        req = urllib.request.Request(first.url + "/api/tables", method="POST",
+                                     data=json.dumps({"type": "create",
+                                                      "seats": ["open"] * 4}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            game_id = json.loads(resp.read())["game_id"]
+        second = create_app(settings(first.db))
+
+        async def start_second():
+            async with second.router.lifespan_context(second):
+                pass
+
+        with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()}"):
+            asyncio.run(start_second())
+        assert waiting_games(first) == [game_id]  # still live, not marked abandoned
+        db = first.db
+    taken = open_database(db)  # the first server stopped: its lock is gone
+    try:
+        assert taken.abandoned == 1
+    finally:
+        taken.close()
+
+
+def test_a_database_is_free_again_after_close(tmp_path):
+    db = str(tmp_path / "g.sqlite")
+    first = open_database(db)
+    with pytest.raises(DatabaseInUse, match=r"g\.sqlite\.lock"):
+        open_database(db)
+    first.close()
+    open_database(db).close()
+
+
+def corrupt(tmp_path) -> str:
+    path = tmp_path / "corrupt.sqlite"
+    path.write_bytes(b"not a database, " * 512)
+    return str(path)
+
+
+def under_a_file(tmp_path) -> str:
+    (tmp_path / "plain").write_text("a file, not a folder\n")
+    return str(tmp_path / "plain" / "g.sqlite")
+
+
+@pytest.mark.parametrize("make, named, cause", [
+    (corrupt, "corrupt.sqlite", "file is not a database"),
+    (under_a_file, "plain/g.sqlite", "File exists"),
+    (lambda _: "bogus://somewhere/db", "bogus://somewhere/db", "bogus"),
+    (lambda _: "postgresql+psycopg://eve:secret@127.0.0.1:1/games",
+     "postgresql+psycopg://eve:***@127.0.0.1:1/games", "psycopg"),
+])
+def test_an_unusable_database_is_named_before_serving(tmp_path, capsys, make, named, cause):
+    with pytest.raises(RecordsError) as refused:
+        serve(settings(make(tmp_path)))
+    message = str(refused.value)
+    assert message.startswith("cannot open the records database ") and "\n" not in message
+    assert named in message and cause in message and "secret" not in message
+    assert "ScrofaZero tables" not in capsys.readouterr().out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_named_before_serving(tmp_path, capsys):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(RecordsError, match="ro/g.sqlite"):
+            serve(settings(str(folder / "g.sqlite")))
+    finally:
+        folder.chmod(0o755)
+    assert "ScrofaZero tables" not in capsys.readouterr().out
+
+
+def test_sqlite_commits_are_synced_in_full(tmp_path):
+    records = Records(str(tmp_path / "g.sqlite"))
+    try:
+        with records.engine.connect() as connection:
+            mode = connection.exec_driver_sql("PRAGMA synchronous").scalar()
+            journal = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+    finally:
+        records.close()
+    assert (mode, journal) == (2, "wal")  # 2: FULL
