@@ -53,6 +53,10 @@ SEED = 0  # evaluate.py's seed of every measurement
 # (the paper's raw-network benchmark against Mr. Greed); passed explicitly, so a changed default
 # cannot make an old measurement look current.
 EVALUATE = {"player": "raw", "raw_mode": "value", "raw_deals": 5, "greed_samples": 20}
+# evaluate.py's names of those settings today (the recorded "inputs" keep the names above, so
+# that measurements made before the rename are still recognised as the same)
+SETTING_NAMES = {"raw_mode": "raw.mode", "raw_deals": "raw.num_deals",
+                 "greed_samples": "greed.num_samples"}
 
 
 def train(args, overrides: list[str]) -> Path:
@@ -97,7 +101,8 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
             return kept, True
     fresh = out.with_name(f".{out.name}.evaluate.json")
     run_evaluate([sys.executable, str(ROOT / "evaluate.py"), "--wpg",
-                  *(f"{key}={value}" for key, value in inputs["evaluate"].items()),
+                  *(f"{SETTING_NAMES.get(key, key)}={value}"
+                    for key, value in inputs["evaluate"].items()),
                   f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
                   f"workers={workers}", "progress=false", f"out={fresh}"])
     result = {**json.loads(fresh.read_text()), "inputs": inputs}

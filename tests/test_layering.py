@@ -38,8 +38,8 @@ LAYERS = [
     ("scrofazero.pettingzoo", 8),  # the optional [pettingzoo] extra
     ("scrofazero.tiny_crew", 9),
     ("scrofazero.fish", 9),
-    ("scrofazero.serve", 9),  # the table server (play.py)
-    ("scrofazero.entry", 10),  # the entry points' table
+    ("scrofazero.serve", 10),  # the table server (play.py): hosts Gongzhu and Fish tables
+    ("scrofazero.entry", 11),  # the entry points' table
 ]
 GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "scrofazero.agents",
                  "scrofazero.eval", "scrofazero.train", "scrofazero.config")

@@ -13,18 +13,16 @@ import math
 import socket
 import sys
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import uvicorn
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import ClientDisconnect
 
 from scrofazero.agents import PLAYERS
 from scrofazero.nn.checkpoint import load_model
@@ -37,7 +35,8 @@ from scrofazero.serve.guards import (
     check_allowed,
     request_timeout_protocol,
 )
-from scrofazero.serve.fish_routes import add_fish_routes, make_fish_hub
+from scrofazero.serve.fish_hub import make_fish_hub
+from scrofazero.serve.fish_routes import add_fish_routes
 from scrofazero.serve.hub import Hub, HubSettings, created
 from scrofazero.serve.messages import PROTOCOL_VERSION, STATUSES, Create, Error, seat_kinds
 from scrofazero.serve.protocol import (
@@ -47,98 +46,13 @@ from scrofazero.serve.protocol import (
     parse_client_message,
 )
 from scrofazero.serve.records import export_text, replay_frames
+from scrofazero.serve.sockets import MAX_GAME_ID, closed_record, limited_body, serve_socket
 from scrofazero.serve.table import TableSettings
 
 STATIC = Path(__file__).with_name("static")
-MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
 # the HTTP status of an error code over HTTP (every other code: 400)
 HTTP_STATUS = {"unknown_table": 404, "not_found": 404, "not_public": 403, "seat_taken": 409,
                "in_play": 409}
-SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading
-MAX_QUEUED = 256  # messages waiting for one client; one more drops it (it stopped reading)
-
-
-@dataclass
-class _Close:
-    reason: str
-
-
-class SocketClient:
-    """A WebSocket at the hub. `send` never waits on the socket: it queues the message for this
-    client's own writer task, which sends them in order, so a client that stops reading delays
-    nobody but itself. A client with MAX_QUEUED messages waiting, or one of whose sends takes
-    over SEND_TIMEOUT_S, is closed; once `closed`, `send` raises ConnectionError, which a table
-    treats as a disconnect. `close` sends the messages already queued first."""
-
-    def __init__(self, ws: WebSocket):
-        self.ws = ws
-        self.closed = False
-        self._queue: asyncio.Queue = asyncio.Queue()
-        self._writer = asyncio.ensure_future(self._write())
-        self._closer: asyncio.Future | None = None
-
-    async def send(self, msg: dict) -> None:
-        if self.closed:
-            raise ConnectionError("closed")
-        if self._queue.qsize() >= MAX_QUEUED:
-            self._drop(f"more than {MAX_QUEUED} messages unread: the client stopped reading")
-            raise ConnectionError("the client stopped reading")
-        self._queue.put_nowait(msg)
-
-    async def close(self, reason: str) -> None:
-        if not self.closed:
-            self.closed = True
-            self._queue.put_nowait(_Close(reason))
-
-    def stop(self) -> None:
-        """The socket is gone (its receive loop ended): write nothing more."""
-        self.closed = True
-        self._writer.cancel()
-
-    def _drop(self, reason: str) -> None:
-        self.closed = True
-        self._writer.cancel()
-        self._closer = asyncio.ensure_future(self._close_socket(reason))
-
-    async def _write(self) -> None:
-        while True:
-            msg = await self._queue.get()
-            if isinstance(msg, _Close):
-                await self._close_socket(msg.reason)
-                return
-            try:
-                await asyncio.wait_for(self.ws.send_json(msg), SEND_TIMEOUT_S)
-            except asyncio.TimeoutError:
-                self.closed = True
-                await self._close_socket(f"a send took over {SEND_TIMEOUT_S:g} s: the client "
-                                         "stopped reading")
-                return
-            except Exception:  # noqa: BLE001  (the socket is gone; its receive loop ends it)
-                self.closed = True
-                return
-
-    async def _close_socket(self, reason: str) -> None:
-        try:
-            await asyncio.wait_for(self.ws.close(code=4000, reason=reason[:120]), SEND_TIMEOUT_S)
-        except Exception:  # noqa: BLE001  (closed by the other side, or it reads nothing:
-            pass  # nothing more is written to it either way)
-
-
-async def limited_body(request: Request) -> bytes:
-    """The request's body, refused as too_large as soon as it passes MAX_MESSAGE_BYTES (the
-    rest is never read)."""
-    body = bytearray()
-    try:
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_MESSAGE_BYTES:
-                raise ProtocolError("too_large", f"a body of more than {MAX_MESSAGE_BYTES} "
-                                                 f"bytes; the limit is {MAX_MESSAGE_BYTES}")
-    except ClientDisconnect:  # e.g. closed by request_timeout_s: the answer goes nowhere
-        raise ProtocolError("bad_message", "the client left before sending its body") from None
-    return bytes(body)
-
-
 def http_error(err: ProtocolError) -> JSONResponse:
     """A refusal over HTTP: the protocol's error object, with the code's HTTP status."""
     return JSONResponse(err.to_message(), status_code=HTTP_STATUS.get(err.code, 400))
@@ -270,16 +184,7 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
         return await hub().read("list_games", max(1, min(limit, 1000)), status)
 
     async def stored(game_id: int) -> dict:
-        if not 0 < game_id <= MAX_GAME_ID:  # beyond the database's integers: no such game
-            raise ProtocolError("not_found", f"no game {game_id}")
-        game = await hub().read("game", game_id)
-        if game is None:
-            raise ProtocolError("not_found", f"no game {game_id}")
-        if game["status"] in ("waiting", "playing"):
-            # the record shows every hand: it opens only when the game is over
-            raise ProtocolError("in_play", f"game {game_id} is still in play; its record opens "
-                                           "when it ends")
-        return game
+        return await closed_record(hub().read, game_id)
 
     @app.get("/api/games/{game_id}")
     async def game(game_id: int):
@@ -320,21 +225,7 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket):
         await ws.accept()
-        client = SocketClient(ws)
-        try:
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                text = message.get("text")
-                if text is None:
-                    text = message.get("bytes") or b""
-                await hub().receive(client, text)
-        except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
-            pass
-        finally:
-            client.stop()
-            await hub().disconnect(client)
+        await serve_socket(ws, hub())
 
     return app
 

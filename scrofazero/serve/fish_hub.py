@@ -1,9 +1,10 @@
 """The server's Fish tables, the entry every Fish client message goes through, and our Fish bots
 as clients.
 
-`FishHub.receive(conn, text)` is the one path for a message from any client of `/ws/fish`: a
-page, an outside bot, or a `FishBotClient` of ours, which rebuilds its seat's view from the
-messages it gets (`SeatView`) and answers with the same JSON an outside bot sends. Bots are the
+`FishHub.receive(conn, text)` (client_hub.py) is the one path for a message from any client of
+`/ws/fish`: a page, an outside bot, or a `FishBotClient` of ours, which rebuilds its seat's view
+from the messages it gets (`SeatView`) and answers with the same JSON an outside bot sends. A
+socket follows one live Fish table only, as at /ws. Bots are the
 Fish roster's players (fish/players/roster.py) by seat kind; they think in a thread pool and the
 records are written on the Gongzhu hub's database thread (one writer for the one database), so
 the event loop never waits on either.
@@ -13,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from scrofazero.fish.players.scorer import DEFAULT_MODEL, load_scorer
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.rules import AskMove, FishState, FishView, Params
+from scrofazero.serve.client_hub import ClientHub
 from scrofazero.serve.fish_messages import (
     FishAsk,
     FishCall,
@@ -37,7 +37,7 @@ from scrofazero.serve.fish_messages import (
 )
 from scrofazero.serve.fish_records import FishRecords
 from scrofazero.serve.fish_table import FishTable, FishTableSettings
-from scrofazero.serve.messages import OPEN, Ping, Pong
+from scrofazero.serve.messages import OPEN, Ping
 
 
 @dataclass
@@ -49,28 +49,23 @@ class FishHubSettings:
     checkpoint: str = DEFAULT_MODEL  # the learned player's scorer
 
 
-class FishHub:
+class FishHub(ClientHub):
     """Fish tables by id, their bots, and the Fish records."""
+
+    error = FishProtocolError
+    parse = staticmethod(parse_fish_message)
+    what = "Fish table"
 
     def __init__(self, records: FishRecords, settings: FishHubSettings,
                  db_thread: Executor | None = None):
-        self.records = records
+        super().__init__(records, db_thread or ThreadPoolExecutor(
+            1, thread_name_prefix="fish-records"))
         self.settings = settings
         self.tables: dict[str, FishTable] = {}
-        self.where: dict[object, tuple[FishTable, int | None]] = {}  # connection -> (table, seat)
         self._own_db_thread = db_thread is None
-        self.db_thread = db_thread or ThreadPoolExecutor(1, thread_name_prefix="fish-records")
         self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="fish-bots")
         self.rng = np.random.default_rng(settings.seed)
         self._scorer = None
-
-    async def write(self, method: str, *args):
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.db_thread, partial(getattr(self.records, method),
-                                                                  *args))
-
-    async def read(self, method: str, *args):
-        return await self.write(method, *args)
 
     def scorer(self):
         """The learned player's scorer, loaded once (off the event loop)."""
@@ -112,107 +107,35 @@ class FishHub:
                                                        [:300]) from None
         settings = FishTableSettings(**{**vars(self.settings.table), "calls": calls})
         names = [f"open seat {i}" if k == OPEN else f"{k} bot" for i, k in enumerate(kinds)]
-        table_id = secrets.token_hex(4)
-        while table_id in self.tables:
-            table_id = secrets.token_hex(4)
+        table_id = self.new_table_id()
         table = FishTable(table_id, state, seed, kinds, names, settings, self.write)
         await table.open()
         self.tables[table_id] = table
         self._prune()
         bot_seed = int(self.rng.integers(1 << 62))
-        for seat, kind in enumerate(kinds):
-            if kind != OPEN:
-                bot = FishBotClient(self, self.make_bot(kind, bot_seed + seat), kind)
-                await self.receive(bot, FishJoin(table=table_id, seat=seat,
-                                                 token=table.seats[seat].token)
-                                   .model_dump_json())
-        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == OPEN}
+        tokens = await self.join_bots(table, FishJoin, lambda seat, kind: FishBotClient(
+            self, self.make_bot(kind, bot_seed + seat), kind))
+        return table, tokens
 
-    def _prune(self) -> None:
-        for table_id, table in list(self.tables.items()):
-            if len(self.tables) <= self.settings.max_tables:
-                return
-            if table.status in ("finished", "abandoned"):
-                del self.tables[table_id]
-                for conn in [c for c, (t, _) in self.where.items() if t is table]:
-                    del self.where[conn]
-
-    def table(self, table_id: str) -> FishTable:
-        table = self.tables.get(table_id)
-        if table is None:
-            raise FishProtocolError("unknown_table", f"no Fish table {table_id!r} on this "
-                                                     "server")
-        return table
-
-    # --- the one path of every client message ----------------------------------------------
-    async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
-        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
-        try:
-            msg = parse_fish_message(text)
-            await self.handlers[type(msg)](self, conn, msg, thinking)
-        except FishProtocolError as err:
-            await conn.send(err.to_message())
-
-    async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
-        await conn.send(Pong().model_dump())
-
+    # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: FishCreate, _thinking) -> None:
         table, tokens = await self.create_table(msg)
         await conn.send(fish_created(table, tokens).model_dump())
 
-    async def _on_join(self, conn, msg: FishJoin, _thinking) -> None:
-        table = self.table(msg.table)
-        previous = self.where.get(conn)
-        if previous is not None and previous[1] is not None:
-            raise FishProtocolError("already_joined", f"this connection holds seat "
-                                                      f"{previous[1]} of table {previous[0].id}; "
-                                                      "open another connection for another seat")
-        self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
-        try:
-            await table.join(conn, msg.seat, msg.token, msg.name)
-        except FishProtocolError:
-            if previous is None:
-                del self.where[conn]
-            else:
-                self.where[conn] = previous
-            raise
-        if previous is not None:  # it was watching: it is a seat now
-            previous[0].observers.discard(conn)
-
-    async def _on_watch(self, conn, msg: FishWatch, _thinking) -> None:
-        table = self.table(msg.table)
-        await table.watch(conn)
-        self.where.setdefault(conn, (table, None))
-
-    def _seated(self, conn) -> tuple[FishTable, int]:
-        table, seat = self.where.get(conn, (None, None))
-        if seat is None:
-            raise FishProtocolError("not_joined", "join a seat (fish_join) before moving")
-        return table, seat
-
     async def _on_ask(self, conn, msg: FishAsk, thinking: dict | None) -> None:
         """`thinking` (a bot's belief) comes only with our own bots' moves."""
-        table, seat = self._seated(conn)
+        table, seat = self._seated(conn, "(fish_join) before moving")
         await table.ask(seat, msg.target, msg.card, msg.move,
                         thinking if isinstance(conn, FishBotClient) else None)
 
     async def _on_call(self, conn, msg: FishCall, thinking: dict | None) -> None:
-        table, seat = self._seated(conn)
+        table, seat = self._seated(conn, "(fish_join) before moving")
         await table.call(seat, msg.set, msg.holders, msg.move,
                          thinking if isinstance(conn, FishBotClient) else None)
 
-    handlers = {Ping: _on_ping, FishCreate: _on_create, FishJoin: _on_join, FishWatch: _on_watch,
-                FishAsk: _on_ask, FishCall: _on_call}  # one per FISH_CLIENT_MESSAGES
-
-    async def disconnect(self, conn) -> None:
-        where = self.where.pop(conn, None)
-        if where is None:
-            return
-        table, seat = where
-        if seat is None:
-            table.observers.discard(conn)
-        else:
-            await table.leave(seat, conn)
+    handlers = {Ping: ClientHub._on_ping, FishCreate: _on_create, FishJoin: ClientHub._on_join,
+                FishWatch: ClientHub._on_watch, FishAsk: _on_ask,
+                FishCall: _on_call}  # one per FISH_CLIENT_MESSAGES
 
     async def shutdown(self) -> None:
         for table in self.tables.values():

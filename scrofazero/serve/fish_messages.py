@@ -12,13 +12,11 @@ docs/protocol_fish.schema.json`); a test keeps it current.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, \
-    field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
 from scrofazero.fish.players.roster import FISH_PLAYERS
 from scrofazero.games.fish.cards import TABLE_SIZES
@@ -38,14 +36,14 @@ from scrofazero.serve.messages import (
     json_text,
     message_schema,
 )
-from scrofazero.serve.protocol import MAX_DEPTH, MAX_MESSAGE_BYTES, _one_line, nesting_depth
+from scrofazero.serve.protocol import parse_frame
 
 FISH_CARD_PATTERN = r"^([DCHS][2-9TJQKA]|\*[SB])$"
 MAX_SEED = 2**63 - 1
 FISH_ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version",
                     "unknown_table", "unknown_seat", "bad_token", "not_joined", "not_your_turn",
                     "not_started", "game_over", "replaced", "already_joined", "illegal_ask",
-                    "illegal_call", "stale_move")
+                    "illegal_call", "stale_move", "already_watching")
 
 
 def fish_seat_kinds() -> tuple[str, ...]:
@@ -268,35 +266,7 @@ def fish_schema_text() -> str:
 
 def parse_fish_message(text: str | bytes) -> ClientMessage:
     """One client frame of /ws/fish -> its checked message. Raises FishProtocolError."""
-    size = len(text.encode("utf-8") if isinstance(text, str) else text)
-    if size > MAX_MESSAGE_BYTES:
-        raise FishProtocolError("too_large", f"message of {size} bytes; the limit is "
-                                             f"{MAX_MESSAGE_BYTES}")
-    try:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        depth = nesting_depth(text)
-        if depth > MAX_DEPTH:
-            raise FishProtocolError("bad_json", f"JSON nested {depth} deep; the limit is "
-                                                f"{MAX_DEPTH}")
-        msg = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise FishProtocolError("bad_json", f"not JSON: {err}") from None
-    if not isinstance(msg, dict):
-        raise FishProtocolError("bad_message", "a message must be a JSON object")
-    version = msg.get("v", PROTOCOL_VERSION)
-    if isinstance(version, bool) or version != PROTOCOL_VERSION:
-        raise FishProtocolError("unsupported_version", f"protocol version {version!r}; this "
-                                                       f"server speaks {PROTOCOL_VERSION}")
-    kind = msg.get("type")
-    model = FISH_CLIENT_MESSAGES.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise FishProtocolError("bad_message", f"unknown or missing message type {kind!r}; "
-                                               f"expected {', '.join(FISH_CLIENT_MESSAGES)}")
-    try:
-        return model.model_validate(msg)
-    except ValidationError as err:
-        raise FishProtocolError("bad_message", _one_line(kind, model, err)) from None
+    return parse_frame(text, FISH_CLIENT_MESSAGES, FishProtocolError)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ other than the recorded one).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 
 from sqlalchemy import (
     Boolean,
@@ -28,20 +28,11 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from scrofazero.games.fish.cards import card_code, card_id
 from scrofazero.games.fish.rules import FishState, IllegalMove, Params
 from scrofazero.games.fish.transcripts import Transcript, write_transcript
-from scrofazero.serve.records import Base
+from scrofazero.serve.records import Base, GameColumns, SeatColumns, _now
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class FishGame(Base):
+class FishGame(GameColumns, Base):
     __tablename__ = "fish_games"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[str] = mapped_column(String(32), index=True)
-    status: Mapped[str] = mapped_column(String(16), index=True)  # one of messages.STATUSES
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     num_players: Mapped[int] = mapped_column(Integer)
     calls: Mapped[str] = mapped_column(String(16))  # rules.CALL_MODES
     first_player: Mapped[int] = mapped_column(Integer)
@@ -57,14 +48,10 @@ class FishGame(Base):
                                                  cascade="all, delete-orphan")
 
 
-class FishSeat(Base):
+class FishSeat(SeatColumns, Base):
     __tablename__ = "fish_seats"
     __table_args__ = (UniqueConstraint("game_id", "seat"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("fish_games.id"), index=True)
-    seat: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))  # open or a Fish player's name
-    name: Mapped[str] = mapped_column(String(64))
     game: Mapped[FishGame] = relationship(back_populates="seats")
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 
 from scrofazero.fish.players.roster import FISH_PLAYERS
 from scrofazero.games.fish.cards import TABLE_SIZES
 from scrofazero.games.fish.rules import CALL_MODES
-from scrofazero.serve.fish_hub import FishHub, fish_created, make_fish_hub  # noqa: F401 (app.py)
+from scrofazero.serve.fish_hub import FishHub, fish_created
 from scrofazero.serve.fish_messages import (
     FishCreate,
     FishProtocolError,
@@ -22,15 +22,12 @@ from scrofazero.serve.fish_messages import (
 from scrofazero.serve.fish_records import fish_export, fish_replay
 from scrofazero.serve.messages import PROTOCOL_VERSION
 from scrofazero.serve.protocol import ProtocolError
-
-MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
+from scrofazero.serve.sockets import closed_record, limited_body, serve_socket
 
 
 def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static) -> None:
     """Register GET /fish, /api/fish/..., and /ws/fish on `app`; `fish_hub()` gives the hub
     (made in the app's lifespan), `static` is the folder of the page's files."""
-    # imported here: app.py imports this module to call this function
-    from scrofazero.serve.app import SocketClient, limited_body
 
     @app.get("/fish")
     async def fish_page():
@@ -68,16 +65,7 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static) -> No
                 if t.status in ("waiting", "playing")]
 
     async def stored(game_id: int) -> dict:
-        if not 0 < game_id <= MAX_GAME_ID:
-            raise ProtocolError("not_found", f"no Fish game {game_id}")
-        game = await fish_hub().read("game", game_id)
-        if game is None:
-            raise ProtocolError("not_found", f"no Fish game {game_id}")
-        if game["status"] in ("waiting", "playing"):
-            # the record shows every hand: it opens only when the game is over
-            raise ProtocolError("in_play", f"Fish game {game_id} is still in play; its record "
-                                           "opens when it ends")
-        return game
+        return await closed_record(fish_hub().read, game_id, "Fish game")
 
     @app.get("/api/fish/games/{game_id}")
     async def fish_game(game_id: int):
@@ -94,18 +82,4 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static) -> No
     @app.websocket("/ws/fish")
     async def fish_ws(ws: WebSocket):
         await ws.accept()
-        client = SocketClient(ws)
-        try:
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                text = message.get("text")
-                if text is None:
-                    text = message.get("bytes") or b""
-                await fish_hub().receive(client, text)
-        except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
-            pass
-        finally:
-            client.stop()
-            await fish_hub().disconnect(client)
+        await serve_socket(ws, fish_hub())

@@ -17,7 +17,6 @@ the deal and the bots' beliefs.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from dataclasses import dataclass
 
@@ -45,8 +44,9 @@ from scrofazero.serve.fish_messages import (
     FishWelcome,
 )
 from scrofazero.serve.fish_records import fish_move_row
-from scrofazero.serve.messages import FALLBACKS, OPEN, PlayerInfo, Seat, ServerMessage
-from scrofazero.serve.table import Connection, SeatState, Writer
+from scrofazero.serve.messages import FALLBACKS, PlayerInfo
+from scrofazero.serve.seating import SeatedTable, Writer
+
 
 @dataclass
 class FishTableSettings:
@@ -74,21 +74,18 @@ def fallback_move(state: FishState, capped: bool = False) -> Move:
     return CallMove(set_id, tuple((c, seat if c in hand else other) for c in set_cards(set_id)))
 
 
-class FishTable:
-    """One Fish game at one table. All methods run on the event loop; `lock` orders moves."""
+class FishTable(SeatedTable):
+    """One Fish game at one table (its seats: seating.py). All methods run on the event loop;
+    `lock` orders moves."""
+
+    error = FishProtocolError
 
     def __init__(self, table_id: str, state: FishState, seed: int | None, kinds: list[str],
                  names: list[str], settings: FishTableSettings, write: Writer):
-        self.id = table_id
+        super().__init__(table_id, kinds, names, write)  # write: a FishRecords method
         self.state = state
         self.seed = seed
         self.settings = settings
-        self.seats = [SeatState(k, n, secrets.token_urlsafe(16)) for k, n in zip(kinds, names)]
-        self.observers: set[Connection] = set()
-        self.status = "waiting"
-        self.game_id = -1
-        self.write = write  # write(method, *args): a FishRecords method on the database thread
-        self.lock = asyncio.Lock()
         self.history: list[dict] = []  # every asked / called message sent, in order
         self.held: list[FishThought] = []  # the bots' beliefs, kept back until fish_over
         self.turn_started = 0.0
@@ -122,9 +119,6 @@ class FishTable:
                                                  connected=s.conn is not None)
                                       for i, s in enumerate(self.seats)])
 
-    def info(self) -> dict:
-        return self.table_info().model_dump()
-
     def _turn(self) -> int | None:
         return None if self.state.is_terminal else self.state.current_player
 
@@ -149,88 +143,6 @@ class FishTable:
         return FishTurn(table=self.id, move=self.moves + 1,
                         asks=[(t, card_code(c)) for t, c in asks], must_call=not asks,
                         deadline=self.deadline, timeout_s=self.settings.move_deadline_s)
-
-    async def _send(self, conn: Connection, msg: ServerMessage) -> None:
-        await self._deliver(conn, msg.model_dump())
-
-    async def _deliver(self, conn: Connection, data: dict) -> None:
-        try:
-            await conn.send(data)
-        except Exception:  # noqa: BLE001  (a failing connection is a disconnect, not a crash)
-            await self._lost(conn)
-
-    async def broadcast(self, msg: ServerMessage) -> None:
-        data = msg.model_dump()
-        conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
-        await asyncio.gather(*(self._deliver(c, data) for c in conns))
-
-    # --- joining and leaving -----------------------------------------------------------------
-    def _check_seat(self, seat: int, token: str) -> SeatState:
-        if not 0 <= seat < self.num_players:
-            raise FishProtocolError("unknown_seat", f"table {self.id} has seats "
-                                                    f"0..{self.num_players - 1}, not {seat}")
-        spec = self.seats[seat]
-        if not secrets.compare_digest(spec.token.encode(), token.encode()):
-            raise FishProtocolError("bad_token", f"wrong token for seat {seat} of table "
-                                                 f"{self.id}")
-        return spec
-
-    async def join(self, conn: Connection, seat: int, token: str, name: str | None) -> None:
-        """Take (or retake) a seat: its welcome, then its fish_turn if it is to move."""
-        async with self.lock:
-            spec = self._check_seat(seat, token)
-            old = spec.conn
-            spec.conn, spec.away, spec.joined = conn, False, True
-            if spec.grace is not None:
-                spec.grace.cancel()
-                spec.grace = None
-            if name and spec.kind == OPEN and name != spec.name:
-                spec.name = name
-                await self.write("name_seat", self.game_id, seat, name)
-            await self._send(conn, self.welcome(seat))
-            await self.broadcast(Seat(seat=seat, name=spec.name, connected=True))
-            if self.status == "waiting" and all(s.joined for s in self.seats):
-                await self._start()
-            elif self.status == "playing" and self.state.current_player == seat:
-                await self._send(conn, self._turn_message())
-        if old is not None and old is not conn:
-            await self._deliver(old, FishProtocolError("replaced", "another connection joined "
-                                                                   "this seat with its token")
-                                .to_message())
-            await old.close("replaced")
-
-    async def watch(self, conn: Connection) -> None:
-        self.observers.add(conn)
-        await self._send(conn, self.welcome(None))
-
-    async def _lost(self, conn: Connection) -> None:
-        self.observers.discard(conn)
-        for seat, spec in enumerate(self.seats):
-            if spec.conn is conn:
-                await self.leave(seat, conn)
-
-    async def leave(self, seat: int, conn: Connection) -> None:
-        """`conn` at `seat` is gone: hold the seat for the grace time, then play its fallbacks."""
-        spec = self.seats[seat]
-        if spec.conn is not conn:
-            return
-        spec.conn = None
-        if self.status in ("finished", "abandoned"):
-            return
-        loop = asyncio.get_running_loop()
-        spec.grace = loop.call_later(self.settings.reconnect_grace_s,
-                                     lambda: asyncio.ensure_future(self._grace_over(seat)))
-        await self.broadcast(Seat(seat=seat, name=spec.name, connected=False))
-
-    async def _grace_over(self, seat: int) -> None:
-        async with self.lock:
-            spec = self.seats[seat]
-            spec.grace = None
-            if spec.conn is not None:
-                return
-            spec.away = True
-            if self.status == "playing" and self.state.current_player == seat:
-                await self._fallback("away")
 
     # --- the game ---------------------------------------------------------------------------
     async def _start(self) -> None:
@@ -382,9 +294,7 @@ class FishTable:
         score = list(state.score)
         await self.write("finish", self.game_id, score)
         self.status = "finished"
-        for spec in self.seats:
-            if spec.grace is not None:
-                spec.grace.cancel()
+        self._cancel_graces()
         winner = None if score[0] == score[1] else int(score[1] > score[0])
         await self.broadcast(FishOver(
             table=self.id, game_id=self.game_id, score=score, winner=winner,
@@ -397,6 +307,4 @@ class FishTable:
         """Stop timers (server shutdown); the records keep the game as unfinished."""
         if self._deadline_timer is not None:
             self._deadline_timer.cancel()
-        for spec in self.seats:
-            if spec.grace is not None:
-                spec.grace.cancel()
+        self._cancel_graces()

@@ -1,9 +1,9 @@
 """The server's tables, the entry every client message goes through, and our bots as clients.
 
-`Hub.receive(conn, text)` is the one path for a message from any client: a WebSocket of a page
-or an outside bot, or a `BotClient` of ours, which rebuilds its view from the messages it gets
-(protocol.SeatTracker) and answers with the same JSON an outside bot sends. Each client message
-model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built
+`Hub.receive(conn, text)` (client_hub.py) is the one path for a message from any client: a
+WebSocket of a page or an outside bot, or a `BotClient` of ours, which rebuilds its view from
+the messages it gets (protocol.SeatTracker) and answers with the same JSON an outside bot
+sends. Each client message model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built
 by seat kind; what one was thinking is its `decide` explanation, whatever its class. Agents think
 in a thread pool and records are written on one database thread, so the event loop never waits
 on either.
@@ -12,11 +12,9 @@ on either.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -26,6 +24,7 @@ from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.checkpoint import load_model
+from scrofazero.serve.client_hub import ClientHub
 from scrofazero.serve.messages import (
     OPEN,
     CardBelief,
@@ -36,12 +35,11 @@ from scrofazero.serve.messages import (
     Next,
     Ping,
     Play,
-    Pong,
     Thought,
     Watch,
 )
 from scrofazero.serve.protocol import ProtocolError, SeatTracker, parse_client_message
-from scrofazero.serve.records import LIVE, Records, move_row
+from scrofazero.serve.records import Records, move_row
 from scrofazero.serve.table import STORAGE_RETRY_S, MatchRules, Table, TableSettings
 
 # Belief rows of the thinking panel, most important first: the pig, the sheep, the doubler, hearts.
@@ -62,15 +60,16 @@ class HubSettings:
             self.table = TableSettings()
 
 
-class Hub:
+class Hub(ClientHub):
     """Tables by id, their bots, and the records database."""
 
+    error = ProtocolError
+    parse = staticmethod(parse_client_message)
+
     def __init__(self, records: Records, settings: HubSettings):
-        self.records = records
+        super().__init__(records, ThreadPoolExecutor(1, thread_name_prefix="records"))
         self.settings = settings
         self.tables: dict[str, Table] = {}
-        self.where: dict[object, tuple[Table, int | None]] = {}  # connection -> (table, seat)
-        self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="records")
         self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="bots")
         self.rng = np.random.default_rng(settings.seed)
         self._model = None
@@ -80,14 +79,6 @@ class Hub:
         self._idle: dict[str, asyncio.TimerHandle] = {}  # table id -> its expiry
 
     # --- shared resources ------------------------------------------------------------------
-    async def write(self, method: str, *args):
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.db_thread, partial(getattr(self.records, method),
-                                                                  *args))
-
-    async def read(self, method: str, *args):
-        return await self.write(method, *args)
-
     async def write_move(self, *fields) -> None:
         """Record one move (Records.move_row's fields); returns once it is committed. Moves that
         arrive while a commit runs wait for the next one and share it (a group commit)."""
@@ -176,9 +167,7 @@ class Hub:
         settings = TableSettings(**{**vars(self.settings.table),
                                     **{k: v for k, v in chosen.items() if v is not None}})
         names = [f"open seat {i}" if k == OPEN else PLAYERS[k].title for i, k in enumerate(kinds)]
-        table_id = secrets.token_hex(4)
-        while table_id in self.tables:
-            table_id = secrets.token_hex(4)
+        table_id = self.new_table_id()
         table = Table(table_id, deals, msg.leader, kinds, names, settings, self.write,
                       self.write_move, MatchRules(msg.hands, msg.target, msg.public))
         await table.open()
@@ -187,29 +176,16 @@ class Hub:
             settings.idle_expire_s, lambda: asyncio.ensure_future(self._expire(table)))
         self._prune()
         seed = int(self.rng.integers(1 << 62))
-        for seat, kind in enumerate(kinds):
-            if kind != OPEN:
-                bot = BotClient(self, self.make_bot(kind), seed)
-                await self.receive(bot, Join(table=table_id, seat=seat,
-                                             token=table.seats[seat].token).model_dump_json())
-        return table, {i: s.token for i, s in enumerate(table.seats) if s.kind == OPEN}
-
-    def _prune(self) -> None:
-        if len(self.tables) <= self.settings.max_tables:
-            return
-        for table_id, table in list(self.tables.items()):
-            if table.status in ("finished", "abandoned") and len(self.tables) > \
-                    self.settings.max_tables:
-                self._forget(table)
+        tokens = await self.join_bots(
+            table, Join, lambda seat, kind: BotClient(self, self.make_bot(kind), seed))
+        return table, tokens
 
     def _forget(self, table: Table) -> None:
-        """Drop a table from the live list, with its connections' places."""
-        self.tables.pop(table.id, None)
+        """Drop a table from the live list, with its connections' places and its expiry."""
+        super()._forget(table)
         idle = self._idle.pop(table.id, None)
         if idle is not None:
             idle.cancel()
-        for conn in [c for c, (t, _) in self.where.items() if t is table]:
-            del self.where[conn]
 
     async def _expire(self, table: Table) -> None:
         """The table's idle time is up: closed if its first hand has not started."""
@@ -221,93 +197,24 @@ class Hub:
         """An open seat of a public table for whoever asks first: its token."""
         return await self.table(table_id).claim(seat, name)
 
-    def table(self, table_id: str) -> Table:
-        table = self.tables.get(table_id)
-        if table is None:
-            raise ProtocolError("unknown_table", f"no table {table_id!r} on this server")
-        return table
-
-    # --- the one path of every client message ----------------------------------------------
-    async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
-        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
-        try:
-            msg = parse_client_message(text)
-            await self.handlers[type(msg)](self, conn, msg, thinking)
-        except ProtocolError as err:
-            await conn.send(err.to_message())
-
-    async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
-        await conn.send(Pong().model_dump())
-
+    # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: Create, _thinking) -> None:
         table, tokens = await self.create_table(msg)
         await conn.send(created(table, tokens).model_dump())
 
-    async def _on_join(self, conn, msg: Join, _thinking) -> None:
-        table = self.table(msg.table)
-        previous = self.where.get(conn)
-        if previous is not None and previous[1] is not None:
-            raise ProtocolError("already_joined", f"this connection holds seat {previous[1]} of "
-                                                  f"table {previous[0].id}; open another "
-                                                  "connection for another seat")
-        self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
-        try:
-            await table.join(conn, msg.seat, msg.token, msg.name)
-        except ProtocolError:
-            if previous is None:
-                del self.where[conn]
-            else:
-                self.where[conn] = previous
-            raise
-        if previous is not None:  # it was watching: it is a seat now
-            await self._leave(conn, *previous)
-
-    async def _on_watch(self, conn, msg: Watch, _thinking) -> None:
-        """Follow a table: `played`, `trick`, `seat` and `thinking` name no table, so a socket
-        follows one live table only (watching it again sends a fresh welcome; once it is over
-        the socket may watch another)."""
-        table = self.table(msg.table)
-        previous = self.where.get(conn)
-        if previous is not None and previous[1] is not None:
-            raise ProtocolError("already_joined", f"this connection holds seat {previous[1]} of "
-                                                  f"table {previous[0].id}; open another "
-                                                  "connection to watch a table")
-        if previous is not None and previous[0] is not table and previous[0].status in LIVE:
-            raise ProtocolError("already_watching", f"this connection watches table "
-                                                    f"{previous[0].id}; open another connection "
-                                                    "to watch another table")
-        await table.watch(conn)
-        self.where[conn] = (table, None)
-        if previous is not None and previous[0] is not table:
-            previous[0].observers.discard(conn)
-
     async def _on_next(self, conn, _msg: Next, _thinking) -> None:
-        table, seat = self.where.get(conn, (None, None))
-        if seat is None:
-            raise ProtocolError("not_joined", "join a seat before saying next")
+        table, seat = self._seated(conn, "before saying next")
         await table.ready_for_next(seat)
 
     async def _on_play(self, conn, msg: Play, thinking: dict | None) -> None:
         """`thinking` (a Thought's fields) comes only with our own bots' moves."""
-        table, seat = self.where.get(conn, (None, None))
-        if seat is None:
-            raise ProtocolError("not_joined", "join a seat before playing")
+        table, seat = self._seated(conn, "before playing")
         await table.play(seat, msg.card_index, msg.ply,
                          thinking if isinstance(conn, BotClient) else None)
 
-    handlers = {Ping: _on_ping, Create: _on_create, Join: _on_join, Watch: _on_watch,
-                Play: _on_play, Next: _on_next}  # one per client message (CLIENT_MESSAGES)
-
-    async def _leave(self, conn, table: Table, seat: int | None) -> None:
-        if seat is None:
-            table.observers.discard(conn)
-        else:
-            await table.leave(seat, conn)
-
-    async def disconnect(self, conn) -> None:
-        where = self.where.pop(conn, None)
-        if where is not None:
-            await self._leave(conn, *where)
+    handlers = {Ping: ClientHub._on_ping, Create: _on_create, Join: ClientHub._on_join,
+                Watch: ClientHub._on_watch, Play: _on_play,
+                Next: _on_next}  # one per client message (CLIENT_MESSAGES)
 
     async def shutdown(self) -> None:
         for idle in self._idle.values():

@@ -1,7 +1,8 @@
 """The table protocol: JSON messages over a WebSocket (docs/protocol.md), checked here.
 
 `parse_client_message` turns one received text frame into its message model (serve/messages.py)
-or raises ProtocolError with the error code and the one-line message sent back to that client.
+or raises ProtocolError with the error code and the one-line message sent back to that client;
+`parse_frame` does the same for any protocol's messages and refusal (the Fish one's too).
 `SeatTracker` rebuilds a seat's information view from the messages it receives; our own bots
 play through it, so they see exactly what an outside bot sees.
 """
@@ -62,51 +63,56 @@ def _one_line(kind: str, model: type[BaseModel], err: ValidationError) -> str:
     return f"'{name}' must be {what}, got {problem['input']!r}"[:300]
 
 
-def parse_client_message(text: str | bytes) -> ClientMessage:
-    """One client frame -> its checked message. Raises ProtocolError (nothing is changed)."""
+def parse_frame(text: str | bytes, messages: dict, error=ProtocolError) -> ClientMessage:
+    """One client frame -> its checked message (`messages`: type -> model, as CLIENT_MESSAGES).
+    A refusal is raised as `error` (code, message): the protocol's ProtocolError (nothing is
+    changed)."""
     size = len(text.encode("utf-8") if isinstance(text, str) else text)
     if size > MAX_MESSAGE_BYTES:
-        raise ProtocolError("too_large", f"message of {size} bytes; the limit is "
-                                         f"{MAX_MESSAGE_BYTES}")
+        raise error("too_large", f"message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
+    msg = load_json(text, error)
+    if not isinstance(msg, dict):
+        raise error("bad_message", "a message must be a JSON object")
+    version = msg.get("v", PROTOCOL_VERSION)
+    if isinstance(version, bool) or version != PROTOCOL_VERSION:
+        raise error("unsupported_version", f"protocol version {version!r}; this server speaks "
+                                           f"{PROTOCOL_VERSION}")
+    if "type" not in msg:
+        raise error("bad_message", f"a message needs 'type', one of {', '.join(messages)}")
+    kind = msg.get("type")
+    model = messages.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise error("bad_message", f"unknown message type {kind!r}; expected "
+                                   f"{', '.join(messages)}")
+    try:
+        return model.model_validate(msg)
+    except ValidationError as err:
+        raise error("bad_message", _one_line(kind, model, err)) from None
+
+
+def parse_client_message(text: str | bytes) -> ClientMessage:
+    """One client frame of /ws -> its checked message. Raises ProtocolError (nothing is
+    changed)."""
+    return parse_frame(text, CLIENT_MESSAGES)
+
+
+def load_json(text: str | bytes, error=ProtocolError):
+    """JSON text (or its UTF-8 bytes) -> its value. Refused as bad_json (raised as `error`)
+    when it is not UTF-8, not JSON, or nested deeper than MAX_DEPTH (checked before parsing)."""
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         depth = nesting_depth(text)
         if depth > MAX_DEPTH:
-            raise ProtocolError("bad_json", f"JSON nested {depth} deep; the limit is {MAX_DEPTH}")
-        msg = json.loads(text)
+            raise error("bad_json", f"JSON nested {depth} deep; the limit is {MAX_DEPTH}")
+        return json.loads(text)
     except (ValueError, UnicodeDecodeError) as err:
-        raise ProtocolError("bad_json", f"not JSON: {err}") from None
-    if not isinstance(msg, dict):
-        raise ProtocolError("bad_message", "a message must be a JSON object")
-    version = msg.get("v", PROTOCOL_VERSION)
-    if isinstance(version, bool) or version != PROTOCOL_VERSION:
-        raise ProtocolError("unsupported_version", f"protocol version {version!r}; this server "
-                                                   f"speaks {PROTOCOL_VERSION}")
-    if "type" not in msg:
-        raise ProtocolError("bad_message", f"a message needs 'type', one of "
-                                           f"{', '.join(CLIENT_MESSAGES)}")
-    kind = msg.get("type")
-    model = CLIENT_MESSAGES.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise ProtocolError("bad_message", f"unknown message type {kind!r}; expected "
-                                           f"{', '.join(CLIENT_MESSAGES)}")
-    try:
-        return model.model_validate(msg)
-    except ValidationError as err:
-        raise ProtocolError("bad_message", _one_line(kind, model, err)) from None
+        raise error("bad_json", f"not JSON: {err}") from None
 
 
 def parse_claim(body: bytes) -> Claim:
     """The body of POST /api/tables/{table}/claim -> its checked Claim. Raises ProtocolError."""
-    try:
-        text = body.decode("utf-8")
-        depth = nesting_depth(text)
-        if depth > MAX_DEPTH:
-            raise ProtocolError("bad_json", f"JSON nested {depth} deep; the limit is {MAX_DEPTH}")
-        asked = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise ProtocolError("bad_json", f"not JSON: {err}") from None
+    asked = load_json(body)
     if not isinstance(asked, dict):
         raise ProtocolError("bad_message", 'a claim is a JSON object {"seat": 0..3, "name": ...}')
     try:

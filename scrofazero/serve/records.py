@@ -47,7 +47,6 @@ from scrofazero.games.gongzhu.cards import (
 from scrofazero.games.gongzhu.deals import parse_deal_line
 from scrofazero.games.gongzhu.game_record import GameRecord, format_game, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.messages import STATUSES
 from scrofazero.serve.protocol import card_codes, public_state
 
 
@@ -57,6 +56,32 @@ def _now() -> datetime:
 
 class Base(DeclarativeBase):
     pass
+
+
+FIRST, LAST = -1, 1  # sort_order of a mixin's columns: before or after the table's own
+
+
+class GameColumns:
+    """The first columns of every game table (games, fish_games): its table, where it stands."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=FIRST)
+    table_id: Mapped[str] = mapped_column(String(32), index=True, sort_order=FIRST)
+    status: Mapped[str] = mapped_column(String(16), index=True,
+                                        sort_order=FIRST)  # one of STATUSES
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now,
+                                                 sort_order=FIRST)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True,
+                                                         sort_order=FIRST)
+
+
+class SeatColumns:
+    """Every column of a seat table (seats, fish_seats) but its game's foreign key, game_id,
+    which comes second."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=FIRST)
+    seat: Mapped[int] = mapped_column(Integer, sort_order=LAST)
+    kind: Mapped[str] = mapped_column(String(16), sort_order=LAST)  # open or a bot
+    name: Mapped[str] = mapped_column(String(64), sort_order=LAST)
 
 
 class Match(Base):
@@ -72,13 +97,8 @@ class Match(Base):
     games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.hand")
 
 
-class Game(Base):
+class Game(GameColumns, Base):
     __tablename__ = "games"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[str] = mapped_column(String(32), index=True)
-    status: Mapped[str] = mapped_column(String(16), index=True)  # one of STATUSES
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deal: Mapped[str] = mapped_column(Text)  # the 52-code deal line
     deal_number: Mapped[int | None] = mapped_column(Integer, nullable=True)  # standard deal no.
     leader: Mapped[int] = mapped_column(Integer)
@@ -95,14 +115,10 @@ class Game(Base):
                                                cascade="all, delete-orphan")
 
 
-class Seat(Base):
+class Seat(SeatColumns, Base):
     __tablename__ = "seats"
     __table_args__ = (UniqueConstraint("game_id", "seat"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
-    seat: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))  # open (a person or an outside bot) or a bot
-    name: Mapped[str] = mapped_column(String(64))
     game: Mapped[Game] = relationship(back_populates="seats")
 
 

@@ -19,7 +19,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable
 
 from scrofazero.games.gongzhu.cards import card_code, mask_to_cards
 from scrofazero.games.gongzhu.deals import format_deal
@@ -35,9 +35,7 @@ from scrofazero.serve.messages import (
     Played,
     PlayerInfo,
     Ready,
-    Seat,
     SeatThought,
-    ServerMessage,
     Start,
     TableInfo,
     Thinking,
@@ -46,16 +44,9 @@ from scrofazero.serve.messages import (
     YourTurn,
 )
 from scrofazero.serve.protocol import ProtocolError, card_codes, public_state
+from scrofazero.serve.seating import SeatedTable, Writer
 
 STORAGE_RETRY_S = 1.0  # a fallback the records refused is tried again after this long
-
-
-class Connection(Protocol):
-    """A client at a table: a WebSocket, or one of our bots in the server process."""
-
-    async def send(self, msg: dict) -> None: ...
-
-    async def close(self, reason: str) -> None: ...
 
 
 @dataclass
@@ -76,48 +67,31 @@ class MatchRules:
     public: bool = False  # open seats are listed in the lobby and can be claimed by anyone
 
 
-@dataclass
-class SeatState:
-    kind: str  # open or a registered player's name (messages.seat_kinds)
-    name: str
-    token: str
-    conn: Connection | None = None
-    joined: bool = False  # has joined once: the first hand starts when every seat has
-    away: bool = False  # disconnected past the grace time: its turns play the fallback
-    grace: asyncio.TimerHandle | None = None
-    claimed: bool = False  # its token was given out by a lobby claim
-
-
-Writer = Callable[..., Awaitable]  # runs a Records method on the database thread
 Deals = Callable[[int], tuple[list[int], int | None]]  # hand number -> (deal, standard number)
 
 
-class Table:
-    """One match at one table. All methods run on the server's event loop; `lock` orders moves
-    and the changes between hands."""
+class Table(SeatedTable):
+    """One match at one table (its seats: seating.py). All methods run on the server's event
+    loop; `lock` orders moves and the changes between hands."""
+
+    error = ProtocolError
 
     def __init__(self, table_id: str, deals: Deals, leader: int, kinds: list[str],
                  names: list[str], settings: TableSettings, write: Writer,
                  write_move: Callable[..., Awaitable], rules: MatchRules = MatchRules()):
-        self.id = table_id
+        super().__init__(table_id, kinds, names, write)
         self.deals = deals
         self.first_leader = leader  # leads the match's first hand
         self.settings = settings
         self.rules = rules
-        self.seats = [SeatState(k, n, secrets.token_urlsafe(16)) for k, n in zip(kinds, names)]
-        self.observers: set[Connection] = set()
-        self.status = "waiting"
         self.match_id = -1
-        self.game_id = -1
         self.hand = 1
         self.totals = [0, 0]  # team points (seats 0+2, 1+3) over the finished hands
         self.results: list[HandResult] = []
         self.deal_numbers: list[int | None] = []  # each dealt hand's standard deal number
         self.ready: set[int] = set()  # between hands: the seats ready for the next
         self.next_hand_at = 0.0
-        self.write = write  # write(method, *args): a Records method on the database thread
         self.write_move = write_move  # write_move(game_id, ply, seat, card, ms, fallback, thinking)
-        self.lock = asyncio.Lock()
         self.turn_started = 0.0
         self.deadline = 0.0
         self._deadline_timer: asyncio.TimerHandle | None = None
@@ -167,10 +141,6 @@ class Table:
                          target=self.rules.target, totals=list(self.totals),
                          public=self.rules.public, open_seats=self.open_seats())
 
-    def info(self) -> dict:
-        """The table as GET /api/tables lists it (the fields of start)."""
-        return self.table_info().model_dump()
-
     def welcome(self, seat: int | None) -> Welcome:
         state = self.state
         fields = {**dict(self.table_info()), **dict(public_state(state))}
@@ -188,56 +158,7 @@ class Table:
                         legal=card_codes(self.state.legal_actions()), deadline=self.deadline,
                         timeout_s=self.settings.move_deadline_s)
 
-    async def _send(self, conn: Connection, msg: ServerMessage) -> None:
-        await self._deliver(conn, msg.model_dump())
-
-    async def _deliver(self, conn: Connection, data: dict) -> None:
-        try:
-            await conn.send(data)
-        except Exception:  # noqa: BLE001  (a failing connection is a disconnect, not a crash)
-            await self._lost(conn)
-
-    async def broadcast(self, msg: ServerMessage) -> None:
-        """`msg` to every seat's connection and every watcher (turned into JSON data once)."""
-        data = msg.model_dump()
-        conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
-        await asyncio.gather(*(self._deliver(c, data) for c in conns))
-
     # --- joining and leaving -----------------------------------------------------------------
-    def _check_seat(self, seat: int, token: str) -> SeatState:
-        if not 0 <= seat < 4:
-            raise ProtocolError("unknown_seat", f"table {self.id} has seats 0..3, not {seat}")
-        spec = self.seats[seat]
-        if not secrets.compare_digest(spec.token.encode(), token.encode()):
-            raise ProtocolError("bad_token", f"wrong token for seat {seat} of table {self.id}")
-        return spec
-
-    async def join(self, conn: Connection, seat: int, token: str, name: str | None) -> None:
-        # One lock section: no move can slip between the welcome and the turn check, so a
-        # joining seat gets exactly one your_turn for the ply it must play.
-        async with self.lock:
-            spec = self._check_seat(seat, token)
-            old = spec.conn
-            spec.conn, spec.away, spec.joined = conn, False, True
-            if spec.grace is not None:
-                spec.grace.cancel()
-                spec.grace = None
-            if name and spec.kind == OPEN and name != spec.name:
-                spec.name = name
-                await self.write("name_seat", self.game_id, seat, name)
-            await self._send(conn, self.welcome(seat))
-            await self.broadcast(Seat(seat=seat, name=spec.name,
-                                      connected=spec.conn is not None))
-            if self.status == "waiting" and all(s.joined for s in self.seats):
-                await self._start()
-            elif self.status == "playing" and self.state.current_player == seat and \
-                    spec.conn is conn:
-                await self._send(conn, self._turn_message())
-        if old is not None and old is not conn:
-            await self._send(old, Error(code="replaced", message="another connection joined "
-                                                             "this seat with its token"))
-            await old.close("replaced")
-
     async def claim(self, seat: int, name: str | None) -> str:
         """Give an open seat of a public table to whoever asks first: a fresh token for it
         (any token handed out before no longer fits). Raises ProtocolError, changing nothing."""
@@ -256,41 +177,10 @@ class Table:
                 await self.write("name_seat", self.game_id, seat, name)
             return spec.token
 
-    async def watch(self, conn: Connection) -> None:
-        self.observers.add(conn)
-        await self._send(conn, self.welcome(None))
-
-    async def _lost(self, conn: Connection) -> None:
-        self.observers.discard(conn)
-        for seat, spec in enumerate(self.seats):
-            if spec.conn is conn:
-                await self.leave(seat, conn)
-
-    async def leave(self, seat: int, conn: Connection) -> None:
-        """`conn` at `seat` is gone: hold the seat for the grace time, then play its fallbacks.
-        Between hands a seat that is gone is ready for the next."""
-        spec = self.seats[seat]
-        if spec.conn is not conn:
-            return
-        spec.conn = None
-        if self.status in ("finished", "abandoned", "expired"):
-            return
-        loop = asyncio.get_running_loop()
-        spec.grace = loop.call_later(self.settings.reconnect_grace_s,
-                                     lambda: asyncio.ensure_future(self._grace_over(seat)))
-        await self.broadcast(Seat(seat=seat, name=spec.name, connected=False))
+    async def _seat_gone(self, seat: int) -> None:
+        """Between hands a seat that is gone is ready for the next."""
         if self.status == "between":
             await self._mark_ready(seat)
-
-    async def _grace_over(self, seat: int) -> None:
-        async with self.lock:
-            spec = self.seats[seat]
-            spec.grace = None
-            if spec.conn is not None:
-                return
-            spec.away = True
-            if self.status == "playing" and self.state.current_player == seat:
-                await self._fallback("away")
 
     # --- the game ---------------------------------------------------------------------------
     async def _start(self) -> None:
@@ -422,9 +312,7 @@ class Table:
         self.status = "finished" if over else "between"
         await self.write("set_match", self.match_id, self.status, self.totals)
         if over:
-            for spec in self.seats:
-                if spec.grace is not None:
-                    spec.grace.cancel()
+            self._cancel_graces()
         # hand k of a standard-deal match plays deal N + k - 1: one number shows every hand
         # still to come, so the numbers are told only when the match is over
         await self.broadcast(GameOver(table=self.id, game_id=self.game_id, scores=scores,
@@ -514,8 +402,7 @@ class Table:
             conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
             for spec in self.seats:
                 spec.conn = None
-                if spec.grace is not None:
-                    spec.grace.cancel()
+            self._cancel_graces()
             self.observers.clear()
             notice = Error(code="expired", message=f"table {self.id} expired: its first hand "
                                                    "did not start in time").model_dump()
@@ -533,6 +420,4 @@ class Table:
         for timer in (self._deadline_timer, self._next_timer):
             if timer is not None:
                 timer.cancel()
-        for spec in self.seats:
-            if spec.grace is not None:
-                spec.grace.cancel()
+        self._cancel_graces()

@@ -14,7 +14,8 @@ A claim that fails raises DocMismatch naming it.
 
 READS lists every field of a server message the bot reads; the bot can read no other (a
 received message is a `Seen` dict that refuses unlisted keys), and tests/serve/test_doc_bot.py
-checks each listed field against the document's message tables.
+checks each listed field against the document's message tables. The socket plumbing and that
+guard are doc_bot_wire.py's, shared with the Fish bot.
 
     python tests/helpers/doc_bot.py --write-example   # re-capture the document's example
 
@@ -24,13 +25,12 @@ the socket into docs/protocol.md's "An example exchange".
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 
-import websockets
+import doc_bot_wire
+from doc_bot_wire import DocMismatch, WireBot
 
 READS = {  # server message type -> the fields the bot reads
     "created": {"table", "tokens"},
@@ -49,27 +49,11 @@ SCORING = {"SQ", "DJ", "C10"} | {"H" + r for r in RANKS}  # the 16 cards that sc
 RETRY = ("illegal_card",)  # refusals the bot answers by playing its own legal choice
 
 
-class DocMismatch(AssertionError):
-    """The server did something other than docs/protocol.md says."""
+class Seen(doc_bot_wire.Seen):
+    """A received message; DocBot reads only the fields READS lists for its type."""
 
-
-class Seen(dict):
-    """A received message that lets the bot read only the fields READS lists for its type, and
-    notes each field read (`read`: (type, field) pairs)."""
-
-    read: set[tuple[str, str]]
-
-    def __init__(self, data: dict, read: set[tuple[str, str]]):
-        super().__init__(data)
-        self.read = read
-
-    def __getitem__(self, key):
-        kind = dict.__getitem__(self, "type")
-        if key != "type":
-            if key not in READS.get(kind, ()):
-                raise KeyError(f"DocBot does not read {kind}.{key} (not in READS)")
-            self.read.add((kind, key))
-        return dict.__getitem__(self, key)
+    READS = READS
+    BOT = "DocBot"
 
 
 def suit(card: str) -> str:
@@ -97,14 +81,16 @@ def trick_winner(trick: list[tuple[int, str]]) -> int:
     return max((rank(c), seat) for seat, c in trick if suit(c) == led)[1]
 
 
-class DocBot:
-    """One seat's bot. `log` (optional) collects every frame as ("> " sent | "< " received,
-    text). The bot ducks: under the trick's best card when it can, shedding SQ and high hearts
-    when void; the choice is incidental, the bookkeeping is the point."""
+class DocBot(WireBot):
+    """One seat's bot; `play` plays the match (`until`="game_over": one hand). The bot ducks:
+    under the trick's best card when it can, shedding SQ and high hearts when void; the choice
+    is incidental, the bookkeeping is the point."""
+
+    SEEN = Seen
+    CREATE, CREATED, JOIN, UNTIL = "create", "created", "join", "match_over"
 
     def __init__(self, log: list[tuple[str, str]] | None = None):
-        self.log = log
-        self.read: set[tuple[str, str]] = set()
+        super().__init__(log)
         self.seat = -1
         self.hand: set[str] = set()  # the bot's cards now
         self.leader = 0  # who leads the trick in progress
@@ -120,42 +106,6 @@ class DocBot:
     @property
     def ply(self) -> int:
         return len(self.history)
-
-    async def send(self, ws, msg: dict) -> None:
-        text = json.dumps({"v": 1, **msg})
-        if self.log is not None:
-            self.log.append(("> ", text))
-        await ws.send(text)
-
-    async def receive(self, ws) -> Seen:
-        text = await ws.recv()
-        if self.log is not None:
-            self.log.append(("< ", text))
-        return Seen(json.loads(text), self.read)
-
-    async def create(self, ws, seats: list[str], **options) -> tuple[str, dict[str, str]]:
-        """Make a table on this socket; returns its id and the open seats' tokens. The socket
-        holds no seat yet."""
-        await self.send(ws, {"type": "create", "seats": seats, **options})
-        msg = await self.receive(ws)
-        if msg["type"] != "created":
-            raise DocMismatch(f"create was answered with {dict(msg)}")
-        return msg["table"], msg["tokens"]
-
-    async def play(self, ws, table: str, seat: int, token: str, name: str,
-                   until: str = "match_over") -> dict:
-        """Join `seat` on this socket and play, answering each hand_over with `next`, until a
-        message of type `until` (game_over: one hand; match_over: the whole match); returns
-        that message."""
-        await self.send(ws, {"type": "join", "table": table, "seat": seat, "token": token,
-                             "name": name})
-        while True:
-            msg = await self.receive(ws)
-            handler = getattr(self, f"on_{msg['type']}", None)
-            if handler is not None:
-                await handler(ws, msg)
-            if msg["type"] == until:
-                return dict(msg)
 
     async def on_welcome(self, _ws, msg: Seen) -> None:
         """A seat's welcome: at a join, or opening each hand of a match."""
@@ -273,12 +223,7 @@ EXAMPLE_TABLE = {"seats": ["open", "greed", "if", "random"], "deal": 17, "leader
 async def record_example(url: str) -> list[tuple[str, str]]:
     """One hand as the document shows it: create on a socket, join seat 0 on that same
     socket, play to the end of the (one-hand) match; every frame in order."""
-    log: list[tuple[str, str]] = []
-    bot = ExampleBot(log)
-    async with websockets.connect(url) as ws:
-        table, tokens = await bot.create(ws, **EXAMPLE_TABLE)
-        await bot.play(ws, table, 0, tokens["0"], "docbot")
-    return log
+    return await doc_bot_wire.record_example(ExampleBot([]), url, EXAMPLE_TABLE)
 
 
 def example_block(log: list[tuple[str, str]]) -> str:
@@ -293,15 +238,8 @@ def example_block(log: list[tuple[str, str]]) -> str:
 
 def write_example(doc: Path) -> None:
     """Replace the first code block under "## An example exchange" with a fresh capture."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from serve_thread import running_server  # the server, for the capture only: the bot needs none
-
-    with tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp)) as server:
-        log = asyncio.run(record_example(server.ws))
-    text = doc.read_text(encoding="utf-8")
-    start = text.index("```\n", text.index("## An example exchange")) + 4
-    end = text.index("```", start)
-    doc.write_text(text[:start] + example_block(log) + "\n" + text[end:], encoding="utf-8")
+    log = doc_bot_wire.capture(record_example)
+    doc_bot_wire.write_example(doc, ["## An example exchange"], example_block(log))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ certain set, places what it does not know with a teammate that may hold it.
 
 READS lists every field of a server message the bot reads; the bot can read no other (a
 received message is a `Seen` dict that refuses unlisted keys), and tests/serve/test_doc_bot_fish.py
-checks each listed field against the document's Fish message tables.
+checks each listed field against the document's Fish message tables. The socket plumbing and
+that guard are doc_bot_wire.py's, shared with the Gongzhu bot.
 
     python tests/helpers/doc_bot_fish.py --write-example   # re-capture the document's example
 
@@ -30,15 +31,14 @@ the socket into the example of docs/protocol.md's "Fish" section.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-import websockets
+import doc_bot_wire
+from doc_bot_wire import DocMismatch, WireBot
 
 READS = {  # server message type -> the fields the bot reads
     "fish_created": {"table", "game_id", "tokens"},
@@ -57,38 +57,24 @@ SET_COUNT = {6: 9, 8: 8}  # sets in play by table size
 RETRY = ("stale_move",)  # refusals the bot answers by waiting for its next fish_turn
 
 
-class DocMismatch(AssertionError):
-    """The server did something other than docs/protocol.md says."""
+class Seen(doc_bot_wire.Seen):
+    """A received message; FishDocBot reads only the fields READS lists for its type."""
+
+    READS = READS
+    BOT = "FishDocBot"
 
 
-class Seen(dict):
-    """A received message that lets the bot read only the fields READS lists for its type, and
-    notes each field read (`read`: (type, field) pairs)."""
+class FishDocBot(WireBot):
+    """One seat's bot; `play` plays to fish_over. Invariants between messages: `where` holds
+    only cards of uncalled sets, each with a seat that certainly holds it (the bot's own cards
+    with its seat); `lacks[card]` are seats that certainly do not hold `card`; `counts`,
+    `turn`, `moves` and `score` are the table's."""
 
-    read: set[tuple[str, str]]
-
-    def __init__(self, data: dict, read: set[tuple[str, str]]):
-        super().__init__(data)
-        self.read = read
-
-    def __getitem__(self, key):
-        kind = dict.__getitem__(self, "type")
-        if key != "type":
-            if key not in READS.get(kind, ()):
-                raise KeyError(f"FishDocBot does not read {kind}.{key} (not in READS)")
-            self.read.add((kind, key))
-        return dict.__getitem__(self, key)
-
-
-class FishDocBot:
-    """One seat's bot. `log` (optional) collects every frame as ("> " sent | "< " received,
-    text). Invariants between messages: `where` holds only cards of uncalled sets, each with a
-    seat that certainly holds it (the bot's own cards with its seat); `lacks[card]` are seats
-    that certainly do not hold `card`; `counts`, `turn`, `moves` and `score` are the table's."""
+    SEEN = Seen
+    CREATE, CREATED, JOIN, UNTIL = "fish_create", "fish_created", "fish_join", "fish_over"
 
     def __init__(self, log: list[tuple[str, str]] | None = None):
-        self.log = log
-        self.read: set[tuple[str, str]] = set()
+        super().__init__(log)
         self.seat = -1
         self.n = 0
         self.calls = "any_time"
@@ -113,38 +99,6 @@ class FishDocBot:
         self.choice: dict | None = None  # the move answering the open fish_turn
         self.game_id: int | None = None  # the records' id, told by fish_over
         self.stale: set[int] = set()  # moves the bot sent that another seat's move took
-
-    async def send(self, ws, msg: dict) -> None:
-        text = json.dumps({"v": 1, **msg})
-        if self.log is not None:
-            self.log.append(("> ", text))
-        await ws.send(text)
-
-    async def receive(self, ws) -> Seen:
-        text = await ws.recv()
-        if self.log is not None:
-            self.log.append(("< ", text))
-        return Seen(json.loads(text), self.read)
-
-    async def create(self, ws, seats: list[str], **options) -> tuple[str, dict[str, str]]:
-        """Make a table on this socket; returns its id and the open seats' tokens."""
-        await self.send(ws, {"type": "fish_create", "seats": seats, **options})
-        msg = await self.receive(ws)
-        if msg["type"] != "fish_created":
-            raise DocMismatch(f"fish_create was answered with {dict(msg)}")
-        return msg["table"], msg["tokens"]
-
-    async def play(self, ws, table: str, seat: int, token: str, name: str) -> dict:
-        """Join `seat` on this socket and play to fish_over; returns it."""
-        await self.send(ws, {"type": "fish_join", "table": table, "seat": seat, "token": token,
-                             "name": name})
-        while True:
-            msg = await self.receive(ws)
-            handler = getattr(self, f"on_{msg['type']}", None)
-            if handler is not None:
-                await handler(ws, msg)
-            if msg["type"] == "fish_over":
-                return dict(msg)
 
     def team(self, seat: int) -> int:
         return seat % 2
@@ -430,12 +384,7 @@ EXAMPLE_HEAD = 4  # the example shows the game up to the bot's 4th move, then it
 async def record_example(url: str) -> list[tuple[str, str]]:
     """One game as the document shows it: fish_create on a socket, fish_join seat 0 on that
     same socket, play to fish_over; every frame in order."""
-    log: list[tuple[str, str]] = []
-    bot = ExampleBot(log)
-    async with websockets.connect(url) as ws:
-        table, tokens = await bot.create(ws, **EXAMPLE_TABLE)
-        await bot.play(ws, table, 0, tokens["0"], "docbot")
-    return log
+    return await doc_bot_wire.record_example(ExampleBot([]), url, EXAMPLE_TABLE)
 
 
 def example_block(log: list[tuple[str, str]]) -> str:
@@ -459,15 +408,8 @@ def example_block(log: list[tuple[str, str]]) -> str:
 
 def write_example(doc: Path) -> None:
     """Replace the code block after "An example:" in the "## Fish" section with a capture."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from serve_thread import running_server  # the server, for the capture only: the bot needs none
-
-    with tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp)) as server:
-        log = asyncio.run(record_example(server.ws + "/fish"))
-    text = doc.read_text(encoding="utf-8")
-    start = text.index("```\n", text.index("An example:", text.index("## Fish"))) + 4
-    end = text.index("```", start)
-    doc.write_text(text[:start] + example_block(log) + "\n" + text[end:], encoding="utf-8")
+    log = doc_bot_wire.capture(record_example, "/fish")
+    doc_bot_wire.write_example(doc, ["## Fish", "An example:"], example_block(log))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 `running_server(tmp_path, **settings)` yields a Server with its base URL, WebSocket URL and the
 app's Hub (for tests that look inside or swap a bot); it stops the server on exit. `Client` is a
-small real WebSocket client that collects what the server sends.
+small real WebSocket client that collects what the server sends; `http` and `answer` ask the
+server's HTTP API.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -93,3 +96,28 @@ class Client:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+def http(server, path: str, body=None, **headers: str) -> tuple[int, object]:
+    """(status, answer) of a GET, or of a POST of `body` (bytes as they are, anything else as
+    JSON; sent as JSON unless a Content-Type is given; headers are keyword arguments,
+    Content_Type for Content-Type). The answer is its JSON, or its text when it is not JSON;
+    a refusal's is its error object."""
+    data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+    sent = {"Content-Type": "application/json"} if body is not None else {}
+    sent.update({k.replace("_", "-"): v for k, v in headers.items()})
+    req = urllib.request.Request(server.url + path, data=data, headers=sent,
+                                 method="POST" if body is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            text = resp.read().decode()
+            return resp.status, (json.loads(text) if text[:1] in "[{" else text)
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def answer(server, path: str, body=None):
+    """The answer of `http(server, path, body)`, which must have succeeded (200)."""
+    status, got = http(server, path, body)
+    assert status == 200, (path, status, got)
+    return got

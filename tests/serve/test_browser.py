@@ -20,10 +20,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from gongzhu_replay import replayed, replayed_team
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
-from scrofazero.games.gongzhu.deals import load_deals, parse_deal_line
-from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.games.gongzhu.deals import load_deals
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -121,9 +121,7 @@ def page(browser):
 
 def engine_result(game: dict) -> dict:
     """The stored game replayed on the rules engine: pile scores, team totals, returns."""
-    state = GongzhuState(parse_deal_line(game["deal"]), leader=game["leader"])
-    for move in game["moves"]:
-        state.apply(card_index(move["card"]))
+    state = replayed(game)
     assert state.is_terminal()
     scores = state.pile_scores()
     return {"scores": scores, "team": [scores[0] + scores[2], scores[1] + scores[3]],
@@ -531,17 +529,6 @@ def play_out_the_hand(page) -> int:
         card.click()
         page.locator(f'#hand [data-card="{code}"]').wait_for(state="detached")
         played += 1
-
-
-def replayed_team(game: dict) -> list[int]:
-    """A recorded hand's final team points, replayed on the rules engine from its moves."""
-    state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
-    for move in game["moves"]:
-        assert move["seat"] == state.current_player
-        state.apply(card_index(move["card"]))
-    assert state.is_terminal()
-    scores = state.pile_scores()
-    return [scores[0] + scores[2], scores[1] + scores[3]]
 
 
 @pytest.mark.parametrize("size", [(390, 844), (1280, 800)], ids=["phone", "laptop"])

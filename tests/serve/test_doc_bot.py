@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import urllib.request
 from pathlib import Path
 
 import pytest
 import websockets
 from doc_bot import READS, DocBot, DocMismatch, Seen
-from serve_thread import running_server
+from gongzhu_replay import replayed
+from serve_thread import answer, running_server
 
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.deals import load_deals
@@ -106,31 +106,12 @@ def test_the_doc_bot_catches_a_server_that_breaks_the_document(wrong):
         asyncio.run(feed())
 
 
-def post_create(server, **fields) -> dict:
-    body = json.dumps({"type": "create", **fields}).encode()
-    req = urllib.request.Request(server.url + "/api/tables", data=body, method="POST",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
-def get(server, path: str) -> dict:
-    with urllib.request.urlopen(server.url + path, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
-def replayed(game: dict) -> GongzhuState:
-    state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
-    for move in game["moves"]:
-        state.apply(card_index(move["card"]))
-    return state
-
-
 def test_the_doc_bot_plays_a_whole_match_against_our_fast_bots(tmp_path):
     """Two hands at seat 1 (hand 1 led by seat 2, hand 2 by seat 3), `next` between them."""
     with running_server(tmp_path) as server:
-        made = post_create(server, seats=[FAST_BOTS[0], "open", *FAST_BOTS[1:]], deal=5,
-                           leader=2, hands=2)
+        made = answer(server, "/api/tables", {"type": "create", "deal": 5, "leader": 2,
+                                              "hands": 2,
+                                              "seats": [FAST_BOTS[0], "open", *FAST_BOTS[1:]]})
         bot = DocBot()
 
         async def play():
@@ -138,7 +119,7 @@ def test_the_doc_bot_plays_a_whole_match_against_our_fast_bots(tmp_path):
                 return await bot.play(ws, made["table"], 1, made["tokens"]["1"], "docbot")
 
         over = asyncio.run(play())
-        games = [get(server, f"/api/games/{h['game_over']['game_id']}") for h in bot.hands]
+        games = [answer(server, f"/api/games/{h['game_over']['game_id']}") for h in bot.hands]
     assert len(bot.hands) == 2 and games[0]["id"] == made["game_id"]
     assert [g["leader"] for g in games] == [2, 3]
     assert [g["deal"] for g in games] == [" ".join(card_codes(d)) for d in load_deals(limit=7)[5:]]

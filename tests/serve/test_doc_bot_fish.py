@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.request
 from pathlib import Path
 
 import pytest
 import websockets
 from doc_bot_fish import READS, DocMismatch, FishDocBot, Seen, own_set_deal
-from serve_thread import running_server
+from serve_thread import answer, running_server
 from test_messages import _table
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
@@ -121,18 +120,6 @@ def test_the_fish_doc_bot_catches_a_server_that_breaks_the_document(wrong):
         asyncio.run(feed())
 
 
-def post(server, path: str, body: dict) -> dict:
-    req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
-def get(server, path: str) -> dict:
-    with urllib.request.urlopen(server.url + path, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
 def recorded(move: dict) -> tuple:
     """A record's move as the bot keeps its history."""
     if move["kind"] == "ask":
@@ -146,7 +133,7 @@ def recorded(move: dict) -> tuple:
 def test_the_fish_doc_bot_plays_a_whole_game_against_our_fast_bots(tmp_path, seats, calls, seed):
     seat = seats.index("open")
     with running_server(tmp_path) as server:
-        made = post(server, "/api/fish/tables", {"type": "fish_create", "seats": seats,
+        made = answer(server, "/api/fish/tables", {"type": "fish_create", "seats": seats,
                                                  "seed": seed, "calls": calls})
         bot = FishDocBot()
 
@@ -156,7 +143,7 @@ def test_the_fish_doc_bot_plays_a_whole_game_against_our_fast_bots(tmp_path, sea
                                       "docbot")
 
         over = asyncio.run(asyncio.wait_for(play(), 120))
-        game = get(server, f"/api/fish/games/{bot.game_id}")
+        game = answer(server, f"/api/fish/games/{bot.game_id}")
     before = {0: FishState.new(Params(num_players=len(seats), calls=calls),
                                [[card_id(c, len(seats)) for c in h] for h in game["deal"]])}
     state = replayed_state(game, lambda m, s: before.__setitem__(m["move"], s.clone()))

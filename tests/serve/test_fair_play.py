@@ -10,11 +10,9 @@ the table was created with `live_thinking`, which every `welcome` then says.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import urllib.request
 
-from serve_thread import Client, running_server
+from serve_thread import Client, answer, running_server
 from toy_player import ToyPlayer, ToySettings
 
 from scrofazero.agents import PLAYERS, PlayerSpec
@@ -59,11 +57,6 @@ def leaks(messages: list[dict]) -> list[str]:
     return found
 
 
-def get(server, path: str):
-    with urllib.request.urlopen(server.url + path, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
 def register_toy(monkeypatch) -> None:
     # a fast bot that explains its moves: its thinking names its legal cards
     monkeypatch.setitem(PLAYERS, "toy", PlayerSpec("toy", ToyPlayer, ToySettings, "Toy", "toy"))
@@ -90,13 +83,13 @@ def test_no_seat_or_watcher_learns_a_hidden_card_before_the_end(tmp_path, monkey
                         paths = ["/api/tables", "/api/games"] + [
                             f"/api/games/{o['game_id']}" for o in overs] + [
                             f"/api/matches/{o['match_id']}" for o in overs]
-                        listed[len(overs)] = [get(server, p) for p in paths]
+                        listed[len(overs)] = [answer(server, p) for p in paths]
                     await seat.send({"type": "play", "card": msg["legal"][0], "ply": msg["ply"]})
                 elif msg["type"] == "hand_over":
                     await seat.send({"type": "next"})
                 elif msg["type"] == "match_over":
                     await watcher.next("match_over", timeout=60)
-                    first = get(server, f"/api/games/{made['game_id']}")
+                    first = answer(server, f"/api/games/{made['game_id']}")
                     return seat.got, watcher.got, first
 
         to_seat, to_watcher, first = asyncio.run(case())

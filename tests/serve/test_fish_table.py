@@ -14,11 +14,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import urllib.error
-import urllib.request
 
 import pytest
-from serve_thread import running_server
+from serve_thread import http, running_server
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards, set_of, team_of
 from scrofazero.games.fish.rules import FishState, Params
@@ -216,6 +214,46 @@ def test_an_open_seat_plays_by_the_protocol_and_bad_moves_are_refused(tmp_path):
     assert game["seats"][0]["name"] == "Ann" and game["moves"][0]["kind"] == "call"
 
 
+def test_a_socket_follows_one_live_fish_table(tmp_path):
+    """asked, called and seat name no table: a socket that watches a live table, or holds a
+    seat, cannot watch another; watching the same table again is a fresh welcome, and once the
+    watched table is over the socket may watch another."""
+    async def case():
+        hub = make_hub(tmp_path)
+        (first, tokens), (second, _) = [await hub.create_table(FishCreate(seats=["open"] * 6))
+                                        for _ in range(2)]
+        watcher, seated, late = Recorder(), Recorder(), Recorder()
+        await say(hub, watcher, type="fish_watch", table=first.id)
+        await watcher.next("fish_welcome")
+        replies = []
+        for table in (second, first):
+            await say(hub, watcher, type="fish_watch", table=table.id)
+            replies.append(await watcher.next())
+        await say(hub, seated, type="fish_join", table=first.id, seat=0, token=tokens[0])
+        await seated.next("fish_welcome")
+        for table in (second, first):
+            await say(hub, seated, type="fish_watch", table=table.id)
+            replies.append(await seated.next("error"))
+        watchers = [len(t.observers) for t in (first, second)]
+        bots, _ = await hub.create_table(FishCreate(seats=["random"] * 6, seed=3))
+        await say(hub, late, type="fish_watch", table=bots.id)
+        await late.next("fish_over")
+        await say(hub, late, type="fish_watch", table=second.id)
+        replies.append(await late.next())
+        watchers.append([len(t.observers) for t in (bots, second)])
+        await hub.shutdown()
+        return first.id, replies, watchers
+
+    first, replies, watchers = asyncio.run(case())
+    assert [r["type"] for r in replies] == ["error", "fish_welcome", "error", "error",
+                                            "fish_welcome"]
+    assert replies[0]["code"] == "already_watching" and first in replies[0]["message"]
+    assert replies[1]["table"] == first and replies[1]["seat"] is None
+    assert [r["code"] for r in replies[2:4]] == ["already_joined", "already_joined"]
+    assert "holds seat 0" in replies[2]["message"]
+    assert watchers == [1, 0, [0, 1]]  # one table each: the seat watches none
+
+
 def test_a_passed_deadline_plays_the_documented_fallback(tmp_path):
     async def case():
         hub = make_hub(tmp_path, move_deadline_s=0.05)
@@ -340,18 +378,6 @@ def test_the_check_catches_a_leak():
             "peek": deal[1]}
     with pytest.raises(AssertionError):
         check_fair(0, [leak], deal)
-
-
-def http(server, path: str, body: dict | None = None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(server.url + path, data=data,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read().decode()
-            return response.status, (json.loads(text) if text[:1] in "[{" else text)
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def test_the_routes_serve_fish_over_http_and_its_socket(tmp_path):

@@ -24,10 +24,11 @@ from dataclasses import replace
 
 import pytest
 import websockets
-from serve_thread import CHECKPOINT, Client, running_server
+from serve_thread import CHECKPOINT, Client, http, running_server
 
-from scrofazero.serve import app as app_module
-from scrofazero.serve.app import MAX_QUEUED, SocketClient, check_settings
+from scrofazero.serve import sockets as sockets_module
+from scrofazero.serve.app import check_settings
+from scrofazero.serve.sockets import MAX_QUEUED, SocketClient
 from scrofazero.serve.config import PlayConfig
 from scrofazero.serve.hub import BotClient, Hub, HubSettings
 from scrofazero.serve.messages import CARD_PATTERN, CLIENT_MESSAGES, STATUSES, Create, Join, Watch
@@ -47,20 +48,6 @@ def error(code: str, message: str) -> dict:
 def server(tmp_path_factory):
     with running_server(tmp_path_factory.mktemp("hostile")) as running:
         yield running
-
-
-def http(server, path: str, body: bytes | None = None, **headers: str) -> tuple[int, dict]:
-    """(status, JSON answer) of a GET, or of a POST of `body` (as JSON unless a Content-Type
-    is given; headers are keyword arguments, Content_Type for Content-Type)."""
-    sent = {"Content-Type": "application/json"} if body is not None else {}
-    sent.update({k.replace("_", "-"): v for k, v in headers.items()})
-    req = urllib.request.Request(server.url + path, data=body, headers=sent,
-                                 method="POST" if body is not None else "GET")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def test_deep_json_is_refused_on_the_socket_and_over_http(server):
@@ -265,7 +252,7 @@ def test_a_client_that_stops_reading_is_closed(monkeypatch):
             for _ in range(MAX_QUEUED + 2):  # the writer holds one; MAX_QUEUED wait; one more
                 await flooded.send({"type": "pong"})
         flooded_s = time.monotonic() - start
-        monkeypatch.setattr(app_module, "SEND_TIMEOUT_S", 0.2)
+        monkeypatch.setattr(sockets_module, "SEND_TIMEOUT_S", 0.2)
         slow = SocketClient(StuckSocket(reads=0))
         await slow.send({"type": "pong"})  # returns at once
         open_after_send = not slow.closed
@@ -295,12 +282,12 @@ def test_a_socket_dropped_as_a_slow_reader_ends_cleanly(tmp_path, monkeypatch, p
         logger.addHandler(handler)
         try:
             async def case():
-                monkeypatch.setattr(app_module, "MAX_QUEUED", 0)  # the first answer drops it
+                monkeypatch.setattr(sockets_module, "MAX_QUEUED", 0)  # the first answer drops it
                 dropped = await websockets.connect(server.ws.replace("/ws", path))
                 await dropped.send(json.dumps({"type": "ping"}))
                 with pytest.raises(websockets.ConnectionClosed):
                     await asyncio.wait_for(dropped.recv(), 10)
-                monkeypatch.setattr(app_module, "MAX_QUEUED", 256)
+                monkeypatch.setattr(sockets_module, "MAX_QUEUED", 256)
                 client = await Client.connect(server.ws.replace("/ws", path))
                 pong = await client.ask({"type": "ping"}, "pong")
                 await client.close()

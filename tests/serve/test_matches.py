@@ -19,15 +19,13 @@ import asyncio
 import json
 import sqlite3
 import time
-import urllib.error
-import urllib.request
 
 import pytest
-from serve_thread import CHECKPOINT, running_server
+from gongzhu_replay import replayed_team
+from serve_thread import CHECKPOINT, http, running_server
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals
-from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.serve import hub as hub_module
 from scrofazero.serve.hub import Hub, HubSettings
 from scrofazero.serve.messages import Create
@@ -83,17 +81,6 @@ def run(hub: Hub, case) -> object:
         finally:
             await hub.shutdown()
     return asyncio.run(main())
-
-
-def replayed_team(game: dict) -> list[int]:
-    """A stored game's final team points, replayed on the rules engine from its moves."""
-    state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
-    for move in game["moves"]:
-        assert move["seat"] == state.current_player
-        state.apply(card_index(move["card"]))
-    assert state.is_terminal()
-    scores = state.pile_scores()
-    return [scores[0] + scores[2], scores[1] + scores[3]]
 
 
 def after_game_over(got: list[dict]) -> list[str]:
@@ -471,18 +458,6 @@ def test_a_database_made_before_matches_is_migrated(tmp_path):
     assert [g["id"] for g in match["games"]] == [game_id] and match["totals"] == [10, -10]
     assert match["finished_at"] is not None and records.match(match_id + 1) is None
     records.close()
-
-
-def http(server, path: str, body: dict | None = None) -> tuple[int, object]:
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data,
-                                 method="GET" if body is None else "POST",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def test_the_lobby_and_the_match_records_over_http(tmp_path, monkeypatch):

@@ -18,12 +18,11 @@ import asyncio
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
-from serve_thread import Client, running_server
+from gongzhu_replay import replayed
+from serve_thread import Client, answer, http, running_server
 from websockets.exceptions import ConnectionClosed
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
@@ -35,44 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import bot_client  # examples/ is not a package: imported by path
 
 
-def post(server, path: str, body) -> tuple[int, dict]:
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method="POST",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
-
-
-def get(server, path: str):
-    with urllib.request.urlopen(server.url + path, timeout=30) as resp:
-        return json.loads(resp.read())
-
-
 def create(server, seats, **extra) -> dict:
-    status, body = post(server, "/api/tables", {"type": "create", "seats": seats, **extra})
-    assert status == 200, body
-    return body
-
-
-def replayed(game: dict) -> GongzhuState:
-    """The stored game replayed on the rules engine."""
-    state = GongzhuState([card_index(c) for c in game["deal"].split()], leader=game["leader"])
-    for move in game["moves"]:
-        assert move["seat"] == state.current_player
-        state.apply(card_index(move["card"]))
-    return state
+    return answer(server, "/api/tables", {"type": "create", "seats": seats, **extra})
 
 
 def wait_finished(server, game_id: int, timeout: float = 60) -> dict:
     end = time.time() + timeout
     while time.time() < end:
-        try:
-            return get(server, f"/api/games/{game_id}")
-        except urllib.error.HTTPError as err:  # 409 while in play: the record shows all hands
-            assert err.code == 409
+        status, game = http(server, f"/api/games/{game_id}")
+        if status == 200:
+            return game
+        assert status == 409  # while in play: the record shows all hands
         time.sleep(0.05)
     raise AssertionError(f"game {game_id} did not finish")
 
@@ -117,7 +89,7 @@ def test_reference_clients_play_against_our_bots_seeing_the_engine_view(tmp_path
 
         over, got = asyncio.run(two_clients())
         over = [over, got[-1]]
-        game = get(server, f"/api/games/{made['game_id']}")
+        game = answer(server, f"/api/games/{made['game_id']}")
     assert over[0] == over[1]
     state = replayed(game)
     assert state.is_terminal()
@@ -194,8 +166,8 @@ async def _errors_case(server):
         reply = await refused(b, {"type": "play", "card": card_code(other[0])}, "illegal_card")
         assert "must follow" in reply["message"]
     assert live.state.num_played == 1
-    with pytest.raises(urllib.error.HTTPError, match="409"):  # no peeking at the hands
-        get(server, f"/api/games/{made['game_id']}/export")
+    # no peeking at the hands
+    assert http(server, f"/api/games/{made['game_id']}/export")[0] == 409
     return a, b, c, table, made["game_id"]
 
 
@@ -229,7 +201,7 @@ def test_every_bad_input_is_refused_and_changes_nothing(tmp_path):
             return over, game_id
 
         over, game_id = asyncio.run(case())
-        game = get(server, f"/api/games/{game_id}")
+        game = answer(server, f"/api/games/{game_id}")
     assert over[0]["scores"] == game["scores"] == replayed(game).pile_scores()
 
 
@@ -240,9 +212,9 @@ def test_create_refuses_bad_tables(tmp_path):
                             ({"type": "create", "seats": ["open"] * 4, "deal": 5000}, "0..1023"),
                             ({"type": "create", "seats": ["open"] * 4, "leader": 4}, "leader"),
                             ({"type": "ping"}, "create"), (b"{", "not JSON")]:
-            status, reply = post(server, "/api/tables", body)
+            status, reply = http(server, "/api/tables", body)
             assert status == 400 and words in reply["message"], reply
-        assert get(server, "/api/tables") == []
+        assert answer(server, "/api/tables") == []
 
 
 def test_reconnect_with_the_token_resumes_where_the_game_stands(tmp_path):
@@ -289,7 +261,7 @@ def test_reconnect_with_the_token_resumes_where_the_game_stands(tmp_path):
                 turn = msg
 
         over = asyncio.run(case())
-        game = get(server, f"/api/games/{made['game_id']}")
+        game = answer(server, f"/api/games/{made['game_id']}")
     assert over["scores"] == game["scores"] == replayed(game).pile_scores()
     assert all(m["fallback"] is None for m in game["moves"])
     assert game["seats"][0]["name"] == "me"

@@ -1,0 +1,154 @@
+"""What the Gongzhu hub (hub.py, /ws) and the Fish hub (fish_hub.py, /ws/fish) share: the one
+path of every client frame, the records on one database thread, and where each connection is.
+
+Invariants: a frame is parsed by the protocol's `parse` and handled by the one handler of its
+message model; a refusal (the protocol's `error`) goes back to that connection only and changes
+nothing. `where` maps a connection to the one table it is at and its seat there (None: it
+watches): a connection holds at most one seat, and follows at most one live table, because the
+messages of a game in progress (`played`, `asked`, ...) name no table; a refused join or watch
+leaves its place as it was. Our bots join their seats through `receive` with the seat's token,
+as an outside bot would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from concurrent.futures import Executor
+from functools import partial
+from typing import Callable
+
+from scrofazero.serve.messages import OPEN, Ping, Pong
+from scrofazero.serve.records import LIVE
+
+
+class ClientHub:
+    """Tables by id and the connections at them. A subclass sets `error` (its protocol's
+    refusal), `parse` (a frame -> its client message model, raising `error`), `handlers` (one
+    per client message model: handler(hub, conn, msg, thinking)) and `what` (how an error
+    names its tables)."""
+
+    error: type[Exception]
+    parse: Callable
+    handlers: dict
+    what = "table"
+
+    def __init__(self, records, db_thread: Executor):
+        self.records = records
+        self.db_thread = db_thread
+        self.tables: dict = {}  # table id -> table
+        self.where: dict[object, tuple] = {}  # connection -> (table, seat or None)
+
+    async def write(self, method: str, *args):
+        """A records method, run on the database thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.db_thread, partial(getattr(self.records, method),
+                                                                  *args))
+
+    async def read(self, method: str, *args):
+        return await self.write(method, *args)
+
+    def table(self, table_id: str):
+        table = self.tables.get(table_id)
+        if table is None:
+            raise self.error("unknown_table", f"no {self.what} {table_id!r} on this server")
+        return table
+
+    def new_table_id(self) -> str:
+        table_id = secrets.token_hex(4)
+        while table_id in self.tables:
+            table_id = secrets.token_hex(4)
+        return table_id
+
+    async def join_bots(self, table, join: type, bot: Callable) -> dict[int, str]:
+        """Seat our bots (`bot(seat, kind)` -> a client) at every seat that is not open, each
+        joining with a `join` message through `receive`; returns the open seats' tokens."""
+        for seat, spec in enumerate(table.seats):
+            if spec.kind != OPEN:
+                await self.receive(bot(seat, spec.kind), join(table=table.id, seat=seat,
+                                                              token=spec.token).model_dump_json())
+        return {i: s.token for i, s in enumerate(table.seats) if s.kind == OPEN}
+
+    def _prune(self) -> None:
+        """Past settings.max_tables live tables, forget the oldest finished or abandoned ones."""
+        for table in list(self.tables.values()):
+            if len(self.tables) <= self.settings.max_tables:
+                return
+            if table.status in ("finished", "abandoned"):
+                self._forget(table)
+
+    def _forget(self, table) -> None:
+        """Drop a table from the live list, with its connections' places."""
+        self.tables.pop(table.id, None)
+        for conn in [c for c, (t, _) in self.where.items() if t is table]:
+            del self.where[conn]
+
+    async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
+        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
+        try:
+            msg = self.parse(text)
+            await self.handlers[type(msg)](self, conn, msg, thinking)
+        except self.error as err:
+            await conn.send(err.to_message())
+
+    async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
+        await conn.send(Pong().model_dump())
+
+    async def _on_join(self, conn, msg, _thinking) -> None:
+        table = self.table(msg.table)
+        previous = self.where.get(conn)
+        self._refuse_a_seat(previous, "for another seat")
+        self.where[conn] = (table, msg.seat)  # a move may arrive before join returns
+        try:
+            await table.join(conn, msg.seat, msg.token, msg.name)
+        except self.error:
+            if previous is None:
+                del self.where[conn]
+            else:
+                self.where[conn] = previous
+            raise
+        if previous is not None:  # it was watching: it is a seat now
+            await self._leave(conn, *previous)
+
+    async def _on_watch(self, conn, msg, _thinking) -> None:
+        """Follow a table. A socket follows one live table only (watching it again sends a
+        fresh welcome; once it is over the socket may watch another), and a seat's socket
+        watches none."""
+        table = self.table(msg.table)
+        previous = self.where.get(conn)
+        self._refuse_a_seat(previous, "to watch a table")
+        if previous is not None and previous[0] is not table and previous[0].status in LIVE:
+            raise self.error("already_watching", f"this connection watches table "
+                                                 f"{previous[0].id}; open another connection "
+                                                 "to watch another table")
+        await table.watch(conn)
+        self.where[conn] = (table, None)
+        if previous is not None and previous[0] is not table:
+            previous[0].observers.discard(conn)
+
+    def _refuse_a_seat(self, place: tuple | None, instead: str) -> None:
+        """Refused as already_joined when `place` (a connection's) is a seat: "open another
+        connection `instead`"."""
+        if place is not None and place[1] is not None:
+            raise self.error("already_joined", f"this connection holds seat {place[1]} of "
+                                               f"table {place[0].id}; open another "
+                                               f"connection {instead}")
+
+    def _seated(self, conn, when: str) -> tuple:
+        """The table and seat `conn` holds; refused as not_joined ("join a seat `when`") when
+        it holds none."""
+        table, seat = self.where.get(conn, (None, None))
+        if seat is None:
+            raise self.error("not_joined", f"join a seat {when}")
+        return table, seat
+
+    async def _leave(self, conn, table, seat: int | None) -> None:
+        if seat is None:
+            table.observers.discard(conn)
+        else:
+            await table.leave(seat, conn)
+
+    async def disconnect(self, conn) -> None:
+        where = self.where.pop(conn, None)
+        if where is not None:
+            await self._leave(conn, *where)

@@ -1,0 +1,137 @@
+"""The transport both protocols share: a WebSocket as a hub's client (SocketClient: a queue and
+a writer task per socket, so a client that stops reading delays nobody else), the receive loop of
+one socket (`serve_socket`), a request body read with its size limit, and a stored game's record
+once it is over (`closed_record`). Used by app.py (`/ws`, the Gongzhu routes) and fish_routes.py
+(`/ws/fish`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from fastapi import Request, WebSocket, WebSocketDisconnect
+from starlette.requests import ClientDisconnect
+
+from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError
+
+MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
+SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading
+MAX_QUEUED = 256  # messages waiting for one client; one more drops it (it stopped reading)
+
+
+@dataclass
+class _Close:
+    reason: str
+
+
+class SocketClient:
+    """A WebSocket at the hub. `send` never waits on the socket: it queues the message for this
+    client's own writer task, which sends them in order, so a client that stops reading delays
+    nobody but itself. A client with MAX_QUEUED messages waiting, or one of whose sends takes
+    over SEND_TIMEOUT_S, is closed; once `closed`, `send` raises ConnectionError, which a table
+    treats as a disconnect. `close` sends the messages already queued first."""
+
+    def __init__(self, ws: WebSocket):
+        self.ws = ws
+        self.closed = False
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._writer = asyncio.ensure_future(self._write())
+        self._closer: asyncio.Future | None = None
+
+    async def send(self, msg: dict) -> None:
+        if self.closed:
+            raise ConnectionError("closed")
+        if self._queue.qsize() >= MAX_QUEUED:
+            self._drop(f"more than {MAX_QUEUED} messages unread: the client stopped reading")
+            raise ConnectionError("the client stopped reading")
+        self._queue.put_nowait(msg)
+
+    async def close(self, reason: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self._queue.put_nowait(_Close(reason))
+
+    def stop(self) -> None:
+        """The socket is gone (its receive loop ended): write nothing more."""
+        self.closed = True
+        self._writer.cancel()
+
+    def _drop(self, reason: str) -> None:
+        self.closed = True
+        self._writer.cancel()
+        self._closer = asyncio.ensure_future(self._close_socket(reason))
+
+    async def _write(self) -> None:
+        while True:
+            msg = await self._queue.get()
+            if isinstance(msg, _Close):
+                await self._close_socket(msg.reason)
+                return
+            try:
+                await asyncio.wait_for(self.ws.send_json(msg), SEND_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                self.closed = True
+                await self._close_socket(f"a send took over {SEND_TIMEOUT_S:g} s: the client "
+                                         "stopped reading")
+                return
+            except Exception:  # noqa: BLE001  (the socket is gone; its receive loop ends it)
+                self.closed = True
+                return
+
+    async def _close_socket(self, reason: str) -> None:
+        try:
+            await asyncio.wait_for(self.ws.close(code=4000, reason=reason[:120]), SEND_TIMEOUT_S)
+        except Exception:  # noqa: BLE001  (closed by the other side, or it reads nothing:
+            pass  # nothing more is written to it either way)
+
+
+async def limited_body(request: Request) -> bytes:
+    """The request's body, refused as too_large as soon as it passes MAX_MESSAGE_BYTES (the
+    rest is never read)."""
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_MESSAGE_BYTES:
+                raise ProtocolError("too_large", f"a body of more than {MAX_MESSAGE_BYTES} "
+                                                 f"bytes; the limit is {MAX_MESSAGE_BYTES}")
+    except ClientDisconnect:  # e.g. closed by request_timeout_s: the answer goes nowhere
+        raise ProtocolError("bad_message", "the client left before sending its body") from None
+    return bytes(body)
+
+
+async def serve_socket(ws: WebSocket, hub) -> None:
+    """One accepted WebSocket at `hub` (a Hub, or the Fish hub): every text or binary frame to
+    `hub.receive` in order until the socket goes (or is dropped as a slow reader), then
+    `hub.disconnect`."""
+    client = SocketClient(ws)
+    try:
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None:
+                text = message.get("bytes") or b""
+            await hub.receive(client, text)
+    except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
+        pass
+    finally:
+        client.stop()
+        await hub.disconnect(client)
+
+
+async def closed_record(read, game_id: int, what: str = "game") -> dict:
+    """The stored game `game_id` (read("game", id) -> its dict or None) once it is over: its
+    record shows every hand, so one still in play is refused (in_play), as is an unknown or
+    out-of-range id (not_found); `what` names the game in those errors."""
+    if not 0 < game_id <= MAX_GAME_ID:  # beyond the database's integers: no such game
+        raise ProtocolError("not_found", f"no {what} {game_id}")
+    game = await read("game", game_id)
+    if game is None:
+        raise ProtocolError("not_found", f"no {what} {game_id}")
+    if game["status"] in ("waiting", "playing"):
+        raise ProtocolError("in_play", f"{what} {game_id} is still in play; its record opens "
+                                       "when it ends")
+    return game
