@@ -142,16 +142,27 @@ class Hub(ClientHub):
 
     # --- tables -----------------------------------------------------------------------------
     def match_deals(self, number: int | None):
-        """Hand k -> (deal, standard number): standard deal (number + k - 1) mod their count,
-        or a fresh random deal per hand when `number` is None."""
+        """Hand k -> (deal, standard number), asked for k = 1, 2, ... in order: with `number`,
+        hand 1 plays that standard deal and each later hand one the server draws (never one the
+        match has played, while any is left), so a seat that recognises a hand's deal among the
+        public standard deals learns nothing of the next; without it, a fresh random deal per
+        hand."""
         if number is None:
             return lambda hand: (random_deal(self.rng), None)
         deals = self.standard_deals()
         if not 0 <= number < len(deals):
             raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
                                                f"0..{len(deals) - 1} or null, got {number}")
-        return lambda hand: (deals[(number + hand - 1) % len(deals)],
-                             (number + hand - 1) % len(deals))
+        chosen = [number]
+
+        def deal_of(hand: int):
+            while len(chosen) < hand:
+                fresh = int(self.rng.integers(len(deals)))
+                if fresh not in chosen or len(chosen) >= len(deals):
+                    chosen.append(fresh)
+            return deals[chosen[hand - 1]], chosen[hand - 1]
+
+        return deal_of
 
     async def create_table(self, msg: Create) -> tuple[Table, dict[int, str]]:
         """A new table from a checked `create` message; returns it and the open seats' tokens."""

@@ -313,8 +313,8 @@ class Table(SeatedTable):
         await self.write("set_match", self.match_id, self.status, self.totals)
         if over:
             self._cancel_graces()
-        # hand k of a standard-deal match plays deal N + k - 1: one number shows every hand
-        # still to come, so the numbers are told only when the match is over
+        # deal numbers are told only when the match is over (so no number hints at the deals
+        # still to come; Hub.match_deals draws them unpredictably too)
         await self.broadcast(GameOver(table=self.id, game_id=self.game_id, scores=scores,
                                       team=team, returns=returns,
                                       deal_number=self.deal_number if over else None,
