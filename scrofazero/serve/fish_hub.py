@@ -208,20 +208,10 @@ class SeatView:
                         must_call=bool(turn and turn["must_call"]))
 
 
-def belief_of(player) -> np.ndarray | None:
-    """[seats, cards] P(seat holds card now) of a player that keeps the exact belief (logic
-    and logic_open, learned, search), else None (random)."""
-    inner = getattr(player, "logic", player)  # the search player plays through a logic player
-    if hasattr(inner, "tracker"):
-        return inner.tracker.probabilities()
-    mind = getattr(inner, "mind", None)
-    return None if mind is None else mind.belief.probabilities()
-
-
 def belief_summary(player, kind: str, view: FishView) -> dict | None:
     """For each card `view`'s seat cannot see (not in its hand, in an uncalled set): the seat
     its belief puts it with likeliest and that probability; None for a player without one."""
-    probs = belief_of(player)
+    probs = player.belief()
     if probs is None:
         return None
     hand = set(view.hand)

@@ -11,6 +11,7 @@ is a table of players that implement the FishPlayer protocol.
 
 import dataclasses
 
+import numpy as np
 import pytest
 from fish_games import deal_with
 
@@ -168,3 +169,21 @@ def test_the_roster_is_a_table_of_players_that_follow_the_protocol():
         make_fish_player("logic", stats={})
     with pytest.raises(TypeError, match="takes LogicSettings"):
         FISH_PLAYERS["logic"].make(settings=RandomSettings())
+
+
+def test_a_players_belief_is_its_exact_belief_or_none():
+    """`belief()`: None for the random player; for the others the exact belief of their seat,
+    certain of their own hand and summing to 1 over the seats for every card in play."""
+    game = FishState.deal(Params(num_players=6), 3, first_player=0)
+    hand = game.view(0).hand
+    for name in FISH_PLAYERS:
+        player = make_fish_player(name, seed=1, **({"model": Scorer()} if name == "learned" else {}))
+        player.reset(6, 0, hand)
+        probs = player.belief()
+        if name == "random":
+            assert probs is None
+            continue
+        assert probs.shape[0] == 6, name
+        assert np.allclose(probs[0, list(hand)], 1.0), name
+        assert np.allclose(probs.sum(axis=0)[list(hand)], 1.0), name
+        assert np.allclose(probs.sum(axis=0), 1.0), name

@@ -323,6 +323,9 @@ class LearnedPlayer:
         self._pending_call = None
         self.mind.observe(event)
 
+    def belief(self) -> np.ndarray:
+        return self.mind.belief.probabilities()
+
     def call_now(self, view: FishView) -> CallMove | None:
         move = self.mind.certain_call(view)
         self._pending_call = "certain" if move is not None else None

@@ -56,6 +56,9 @@ class RandomPlayer:
     def call_now(self, view: FishView) -> Optional[CallMove]:
         return None
 
+    def belief(self) -> None:
+        return None  # it keeps none
+
     def act(self, view: FishView) -> Move:
         if view.must_call or not view.legal_asks or self.rng.random() < self.call_prob:
             set_id = int(self.rng.choice(view.uncalled_sets))
@@ -99,6 +102,9 @@ class LogicPlayer:
         self.tracker.update(event)
         if isinstance(event, Ask) and event.success and event.asker == self.seat:
             self.public_holdings.add(event.card)
+
+    def belief(self) -> np.ndarray:
+        return self.tracker.probabilities()
 
     def call_now(self, view: FishView) -> Optional[CallMove]:
         return self.certain_call(view, self.tracker.probabilities())

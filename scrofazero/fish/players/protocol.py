@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Optional, Protocol, runtime_checkable
 
+import numpy as np
+
 from scrofazero.games.fish.events import Event
 from scrofazero.games.fish.rules import CallMove, FishView, Move
 
@@ -15,7 +17,9 @@ class FishPlayer(Protocol):
     """One seat's player. Invariants: `reset` starts every game (before any other call);
     `observe` is told every public event in order, the player's own included; `call_now` may be
     asked between any two moves under calls=any_time and returns a call or None; `act` is asked
-    on the player's turn and returns a legal move of `view` (a call when view.must_call)."""
+    on the player's turn and returns a legal move of `view` (a call when view.must_call);
+    `belief` is what it believes now: [seats, cards] P(seat holds card), None for a player that
+    keeps no belief (what the table server reveals of a bot at the end of a game)."""
 
     def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False,
               ask_needs_other: bool = True) -> None: ...
@@ -25,3 +29,5 @@ class FishPlayer(Protocol):
     def call_now(self, view: FishView) -> Optional[CallMove]: ...
 
     def act(self, view: FishView) -> Move: ...
+
+    def belief(self) -> Optional[np.ndarray]: ...

@@ -94,6 +94,9 @@ class SearchPlayer:
         """The exact belief of this seat (the logic player's tracker)."""
         return self.logic.tracker
 
+    def belief(self) -> np.ndarray:
+        return self.logic.belief()
+
     def reset(self, num_players: int, seat: int, hand, ask_held_allowed: bool = False,
               ask_needs_other: bool = True) -> None:
         self.logic.reset(num_players, seat, hand, ask_held_allowed=ask_held_allowed,
