@@ -2,7 +2,7 @@
 
     python benchmarks/learning.py --run NAME [--preset cpu] [--games 2560,5120,10240,20480,40960]
         [--deals 256] [--json PATH] [--png PATH] [--compare JSON ...] [--parent JSON]
-        [--measure-only] [-- train.py overrides ...]
+        [--measure-only] [--earlier JSON] [-- train.py overrides ...]
 
 Trains `python train.py experiment=PRESET run=NAME` (resuming the run when it exists) until the
 largest game count, keeping a copy of the network at each count (train.milestone_games), then
@@ -111,15 +111,44 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
     return result, False
 
 
-def measure(args, run_dir: Path) -> dict:
+def earlier_points(earlier: dict | None, deals: int) -> dict[int, dict]:
+    """The points of an earlier result of this benchmark (--earlier), by game count: each point's
+    games, minutes, wpg, stderr and recorded measurement inputs, for the copies that a later
+    sitting on another machine no longer has."""
+    if not earlier:
+        return {}
+    points = {}
+    for i, inputs in enumerate(earlier.get("measurements") or []):
+        if inputs.get("deals") != deals:
+            continue
+        points[int(inputs["games"])] = {key: earlier[key][i]
+                                        for key in ("games", "minutes", "wpg", "stderr")}
+        points[int(inputs["games"])]["inputs"] = inputs
+    return points
+
+
+def measure(args, run_dir: Path, earlier: dict | None = None) -> dict:
     """Raw WPG and training minutes of every kept copy games_<N>.pt, N in 0 and args.games, with
-    the inputs of each measurement and the run's resolved settings (from its newest copy)."""
+    the inputs of each measurement and the run's resolved settings (from its newest copy). A
+    copy that is not on this machine is taken from `earlier` (an earlier result of this
+    benchmark, --earlier) when it measured that game count on as many deals."""
     rows = {"games": [], "minutes": [], "wpg": [], "stderr": [], "warm_start": None,
-            "settings": None, "measurements": []}
+            "settings": (earlier or {}).get("settings"), "measurements": []}
+    kept = earlier_points(earlier, args.deals)
     for games in [0, *args.games]:
         path = run_dir / f"games_{games}.pt"
+        if not path.is_file() and games in kept:
+            point = kept[games]
+            for key in ("games", "minutes", "wpg", "stderr"):
+                rows[key].append(point[key])
+            rows["measurements"].append(point["inputs"])
+            print(f"{point['games']:>7} games  {point['minutes']:7.1f} min  "
+                  f"WPG {point['wpg']:+7.1f} ({point['stderr']:.1f})  earlier", flush=True)
+            continue
         if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: the run did not reach {games} games")
+            raise FileNotFoundError(f"{path} is missing: the run did not reach {games} games"
+                                    + ("" if earlier is None else
+                                       " and --earlier has no measurement of it"))
         payload = load_checkpoint(path)
         extra = payload["extra"]
         if games == 0 and extra.get("warm_start"):  # Greed games imitated before self-play
@@ -227,6 +256,9 @@ def main() -> None:
                         help="do not train; measure the copies the run already has")
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="JSON result of an earlier run to draw beside this one (repeatable)")
+    parser.add_argument("--earlier", type=Path,
+                        help="an earlier result JSON of this run: points whose copies are not "
+                             "on this machine (a later sitting) are taken from it")
     parser.add_argument("--parent", type=Path, action="append", default=[],
                         help="result JSON of the run this one started from (train.init_from); "
                              "repeatable, oldest first: the lineage")
@@ -236,8 +268,9 @@ def main() -> None:
         parser.error(f"every --games count must be a multiple of {args.games_per_batch}")
     run_dir = (Path(args.checkpoint_dir) / args.run if args.measure_only
                else train(args, args.overrides))
+    earlier = _read_json(args.earlier) if args.earlier else None
     result = {"preset": args.preset, "run": args.run, "overrides": args.overrides,
-              "deals": args.deals, **measure(args, run_dir), "original": ORIGINAL}
+              "deals": args.deals, **measure(args, run_dir, earlier), "original": ORIGINAL}
     if args.parent:
         result = with_lineage(result, [_read_json(p) for p in args.parent])
     if args.json:

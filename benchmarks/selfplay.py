@@ -5,7 +5,8 @@
 Measures, in one run and with the paper's training search budget (0 + 2 x legal, c = 30),
 self-play games/s and network evaluations/s for the default (`small`) and the `paper` network,
 and for the paper network searched one game at a time with one network call per leaf (the
-original ScrofaZero's approach); the paper network also with --wide-games games in lockstep.
+original ScrofaZero's approach); the paper network also with --wide-games games in lockstep, and
+with its forwards in bfloat16 (`train.inference=bfloat16`) on the same games.
 Anchor: the original ran 1.5-2 games/s on one 2080 Ti GPU.
 
 On a CPU it then measures the cost of a busy machine (`--load-games`, 0 to skip): batched
@@ -42,11 +43,12 @@ ORIGINAL_GPU_GAMES_PER_S = 2.0  # 1.5-2 games/s on one 2080 Ti (docs/rules.md se
 SHAPES = {"small": ([512, 256], 4), "paper": ([2048, 2048, 512], 10)}
 
 
-def make_evaluator(shape: str, device: torch.device) -> NetworkEvaluator:
+def make_evaluator(shape: str, device: torch.device,
+                   precision: str = "float32") -> NetworkEvaluator:
     hidden, blocks = SHAPES[shape]
     torch.manual_seed(0)
     model = PolicyValueNet(hidden=hidden, num_blocks=blocks).to(device).eval()
-    return NetworkEvaluator(model, device=device)
+    return NetworkEvaluator(model, device=device, precision=precision)
 
 
 def batched(evaluator: NetworkEvaluator, games: int, seed: int) -> dict:
@@ -140,6 +142,8 @@ def main() -> None:
     small = batched(make_evaluator("small", device), args.games, args.seed)
     paper_eval = make_evaluator("paper", device)
     paper = batched(paper_eval, args.games, args.seed)
+    # The same games with the network's forwards in bfloat16 (train.inference=bfloat16).
+    paper_bf16 = batched(make_evaluator("paper", device, "bfloat16"), args.games, args.seed)
     wide = batched(paper_eval, args.wide_games, args.seed)
     leaf = per_leaf(paper_eval, args.per_leaf_games, args.seed)
     # The ceiling of any batching scheme: how much faster the bare network runs per state at
@@ -158,11 +162,14 @@ def main() -> None:
         "speedup_vs_per_leaf_per_evaluation": paper["evaluations_per_s"]
         / leaf["evaluations_per_s"],
         "network_batch_ratio": net_ratio,
+        "paper_net_bf16_games_per_s": paper_bf16["games_per_s"],
+        "bf16_speedup": paper_bf16["games_per_s"] / paper["games_per_s"],
         "paper_net_wide_games_per_s": wide["games_per_s"],
         "speedup_vs_per_leaf_wide": wide["games_per_s"] / leaf["games_per_s"],
         "paper_net_vs_original_gpu": paper["games_per_s"] / ORIGINAL_GPU_GAMES_PER_S,
         "targets": {"paper_net_games_per_s": ORIGINAL_GPU_GAMES_PER_S, "speedup_vs_per_leaf": 10.0},
-        "details": {"small": small, "paper": paper, "paper_wide": wide, "per_leaf_paper": leaf},
+        "details": {"small": small, "paper": paper, "paper_bf16": paper_bf16, "paper_wide": wide,
+                    "per_leaf_paper": leaf},
         "search": "UCB, c = 30, budget 0 + 2 x legal, forced moves unsearched",
         "machine": {"device": str(device), "torch_threads": torch.get_num_threads(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -172,6 +179,7 @@ def main() -> None:
     print(f"{'what':34} {'games/s':>9} {'evals/s':>10}")
     rows = ((f"batched x{args.games}, small network", small),
             (f"batched x{args.games}, paper network", paper),
+            (f"batched x{args.games}, paper, bfloat16", paper_bf16),
             (f"batched x{args.wide_games}, paper network", wide),
             ("per-leaf calls, paper network", leaf))
     for name, row in rows:

@@ -23,7 +23,7 @@ from scrofazero.agents.mr_greed import GreedSettings
 from scrofazero.agents.raw_net import RawSettings
 from scrofazero.agents.scrofazero_agent import ScrofaZeroSettings
 from scrofazero.agents.settings import renamed
-from scrofazero.nn.checkpoint import MOMENTS
+from scrofazero.nn.checkpoint import MOMENTS, WEIGHTS
 from scrofazero.nn.network import MAX_BLOCKS, MAX_WIDTH, check_size
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.settings import (
@@ -39,7 +39,7 @@ from scrofazero.settings import (
     one_of,
 )
 from scrofazero.train.learner import VALUE_LOSSES
-from scrofazero.train.schedule import PhaseConfig
+from scrofazero.train.schedule import INFERENCE, PhaseConfig
 from scrofazero.train.selfplay import POLICY_TARGETS
 from scrofazero.train.warm_start import WarmStartConfig
 
@@ -84,6 +84,7 @@ class TrainConfig:
     policy_target: one_of(*POLICY_TARGETS) = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
     playout_cheap: Share = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
     search_scale: Positive = 1.0  # self-play's search budget (full and cheap plies alike) times this: a stronger target later in training (a schedule key)
+    inference: one_of(*INFERENCE) = "float32"  # self-play's network precision: float32 | bfloat16 (a bfloat16 copy of the weights, about 2x faster forwards for the big networks on a CPU with bf16 instructions; a schedule key)
     max_batches: Optional[NonNegativeInt] = None  # stop after this many self-play batches (None: no limit)
     max_minutes: Optional[NonNegative] = None  # stop after this much training wall time (None: no limit)
     eval_every: NonNegativeInt = 10  # evaluate the raw network every this many batches (0: never)
@@ -102,6 +103,7 @@ class TrainConfig:
     schedule: list[PhaseConfig] = field(default_factory=list)  # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
     state_file: Optional[str] = None  # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
     state_moments: one_of(*MOMENTS) = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
+    state_weights: one_of(*WEIGHTS) = "float32"  # the network's weights in the state file: float32 (exact) | float16 (half the size)
 
 
 @dataclass
@@ -165,6 +167,7 @@ class EvaluateConfig:
     seed: Seed = 0  # seeds every random decision (per deal, play and seat)
     workers: NonNegativeInt = 0  # processes playing deals in parallel (0: one per CPU core)
     belief_games: Count = 8  # mode=belief: games whose positions are scored
+    belief_opponent: Optional[str] = None  # mode=belief: None, four copies of `player`; a player name: it sits at seats 1 and 3 and only seats 0 and 2 are scored (as in a WPG game)
     out: Optional[str] = None  # JSON file for the result (None: print only)
     distributed: one_of(*DISTRIBUTED) = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray

@@ -126,15 +126,22 @@ def test_matrix_with_network_players_prints_epsilon(tiny_checkpoint, tmp_path):
     assert "intransitivity epsilon" in proc.stdout
 
 
-def test_belief_mode(tiny_checkpoint, tmp_path):
+@pytest.mark.parametrize("against", [[], ["belief_opponent=greed", "greed.num_samples=2",
+                                            "scrofazero.weighting.plays=all"]])
+def test_belief_mode(tiny_checkpoint, tmp_path, against):
     out = tmp_path / "b.json"
     ckpt = tiny_checkpoint / "run" / "latest.pt"
     proc = run_cli("mode=belief", "player=raw", "raw.mode=policy", "belief_games=1",
-                   f"checkpoint={ckpt}", f"out={out}")
+                   f"checkpoint={ckpt}", f"out={out}", *against)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["card_predictions"] > 0 and "mean_log_likelihood_gain" in result
     assert 1 <= result["mean_ess"] <= result["mean_deals"]
+    assert result["seats"] == ([0, 2] if against else [0, 1, 2, 3])
+    assert result["opponent"] == ("greed" if against else None)
+    assert result["plays"] == ("all" if against else "relevant")
+    if against:
+        assert "against greed" in proc.stdout
 
 
 def test_find_checkpoint(tmp_path):

@@ -5,8 +5,12 @@ groups and its experiment preset are composed for game=gongzhu only, so a Tiny C
 run's resolved config has none of them (and refuses their settings), and `leader` is Tiny
 Crew's. The Gongzhu command lines of README.md, docs/commands.md and models/long_run/continue.sh
 resolve to the settings they resolved to at commit b0b7147 (tests/data/configs_b0b7147.json),
-but for `game.leader` (gone), the root's `seed` (new, and train.seed follows it) and
-`train.search_scale` (new, 1 = off), and the
+but for `game.leader` (gone), the root's `seed` (new, and train.seed follows it),
+`train.search_scale` (new, 1 = off), `train.state_weights` and `train.inference` (new,
+float32 = as before),
+evaluate's `belief_opponent` (new, None = as before) and the player's
+`scrofazero.weighting.plays` (new, relevant = the paper's plays, as before) and
+`scrofazero.precision` (new, float32 = as before), and the
 long run's stored settings still allow it to resume. evaluate.py's players' settings are groups
 named after each player (`greed.num_samples`, `raw.num_deals`, `raw.mode`, `scrofazero.*`); the
 old flat names are deprecated aliases that set the same values. A command line hydra cannot
@@ -85,8 +89,11 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
     old, new = case["config"], resolved("train", *case["args"])
     assert settings_changes(old, new) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
-    assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale"}
+    assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale",
+                                                       "train.state_weights", "train.inference"}
+    assert new["train"]["inference"] == "float32"  # new since, as before by default
     assert new["train"]["search_scale"] == 1.0  # new since, and off by default
+    assert new["train"]["state_weights"] == "float32"  # new since, as before by default
     assert new["seed"] == 0 and new["train"]["seed"] == old["train"]["seed"]
 
 
@@ -105,12 +112,20 @@ def test_the_long_run_resumes_with_its_stored_settings():
 def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
     cfg = config("evaluate", *entry.evaluate_arguments(case["args"]))
     for name, settings in case["players"].items():
-        assert dataclasses.asdict(player_settings(cfg, player_spec(name))) == settings
+        now = dataclasses.asdict(player_settings(cfg, player_spec(name)))
+        if name == "scrofazero":  # new since: the paper's plays, float32, by default
+            assert now["weighting"].pop("plays") == "relevant"
+            assert now.pop("precision") == "float32"
+        assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
     assert settings_changes(old, new) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
-    assert {k.split(".")[0] for k in set(_flatten(new)) - set(_flatten(old))} == {"greed", "raw"}
+    added = set(_flatten(new)) - set(_flatten(old))
+    assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero"} == {"greed", "raw"}
+    assert {k for k in added if k.startswith("scrofazero")} == {"scrofazero.weighting.plays",
+                                                                "scrofazero.precision"}
+    assert new["belief_opponent"] is None and new["scrofazero"]["weighting"]["plays"] == "relevant"
     notes = capsys.readouterr().err.splitlines()
     assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]
                      for k, v in FLAT_NAMES.items() if a.startswith(k + "=")]

@@ -122,3 +122,35 @@ def test_a_measurement_is_reused_only_for_the_same_inputs(tmp_path, monkeypatch)
     monkeypatch.setitem(learning.EVALUATE, "raw_deals", 5)
     learning.measure(args, run)
     assert len(calls) == 7
+
+
+def test_earlier_points_stand_in_for_copies_this_machine_lacks(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import argparse
+
+    import learning
+    import pytest
+
+    calls = []
+
+    def fake_evaluate(cmd):
+        opts = dict(arg.split("=", 1) for arg in cmd if "=" in arg)
+        calls.append(opts["checkpoint"])
+        Path(opts["out"]).write_text(json.dumps({"wpg": 7.0, "stderr": 2.0, "values": [7.0]}))
+
+    monkeypatch.setattr(learning, "run_evaluate", fake_evaluate)
+    run = tmp_path / "run"
+    _copy(run, 0, 0.0)
+    _copy(run, 12, 0.0)  # this sitting's copy; games 4 and 8 were measured in an earlier one
+    earlier = {"games": [0, 4, 8], "minutes": [0.0, 1.5, 3.0], "wpg": [1.0, 2.0, 3.0],
+               "stderr": [4.0, 4.0, 4.0], "settings": {"run": "r"},
+               "measurements": [{"games": g, "checkpoint_sha256": f"sha{g}", "deals": d}
+                                for g, d in ((0, 3), (4, 3), (8, 5))]}
+    args = argparse.Namespace(games=[4, 12], deals=3, workers=1)
+    rows = learning.measure(args, run, earlier)
+    assert calls == [str(run / "games_0.pt"), str(run / "games_12.pt")]  # 4: taken from earlier
+    assert rows["games"] == [0, 4, 12] and rows["wpg"] == [7.0, 2.0, 7.0]
+    assert rows["minutes"][1] == 1.5 and rows["measurements"][1]["checkpoint_sha256"] == "sha4"
+    # games 8 was measured on other deals: not a stand-in, so its absence is an error.
+    with pytest.raises(FileNotFoundError, match="games_8.pt is missing.*--earlier has no"):
+        learning.measure(argparse.Namespace(games=[8], deals=3, workers=1), run, earlier)

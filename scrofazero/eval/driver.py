@@ -149,24 +149,31 @@ def run_evaluate(cfg) -> dict:
 
 def _run_belief(cfg) -> dict:
     """mode=belief: eval.iec_diagnostic on games of four copies of cfg.player (the net's own
-    view)."""
+    view), or, with belief_opponent=NAME, of cfg.player at seats 0 and 2 against that player at
+    seats 1 and 3, scored at seats 0 and 2 (the positions a WPG game asks about)."""
     if cfg.belief_games < 1:
         raise ValueError(f"belief_games must be >= 1, got {cfg.belief_games}")
-    _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
-    kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player], 1)
+    opponent = cfg.get("belief_opponent")
+    _check_players([cfg.player, opponent or ("greed" if cfg.player != "greed" else "random")])
+    names = [cfg.player] + ([opponent] if opponent and opponent != cfg.player else [])
+    kwargs, checkpoint = _agent_kwargs(cfg, names, 1)
     checkpoint = checkpoint or find_checkpoint(cfg.checkpoint)
     player = make_agent(cfg.player, **kwargs.get(cfg.player, {}))
+    other = make_agent(opponent, **kwargs.get(opponent, {})) if opponent else player
     evaluator = NetworkEvaluator(load_model(checkpoint))
     settings = OmegaConf.to_object(cfg.scrofazero)
     deals = load_deals(cfg.deals_file, limit=cfg.belief_games)
-    result = belief_quality([player] * 4, lambda x: evaluator.forward_features(x)[0], deals,
+    result = belief_quality([player, other, player, other],
+                            lambda x: evaluator.forward_features(x)[0], deals,
                             cfg.seed, num_important=settings.sampling.num_important,
                             per_stratum=settings.sampling.per_stratum * settings.weighting.draws,
-                            iec=settings.weighting, progress=cfg.progress)
-    result.update(player=cfg.player, checkpoint=checkpoint)
+                            iec=settings.weighting, progress=cfg.progress,
+                            seats=(0, 2) if opponent else (0, 1, 2, 3))
+    result.update(player=cfg.player, opponent=opponent, checkpoint=checkpoint)
+    against = f" against {opponent}" if opponent else ""
     print(f"belief over {result['card_predictions']} important-card predictions in "
           f"{result['informed_positions']} informed positions of {result['games']} games of "
-          f"{cfg.player}: log-likelihood gain of IEC over uniform "
+          f"{cfg.player}{against}: log-likelihood gain of IEC over uniform "
           f"{result['mean_log_likelihood_gain']:+.4f} ({result['gain_stderr']:.4f}) nats; "
           f"holder accuracy {result['accuracy_iec']:.3f} IEC vs {result['accuracy_uniform']:.3f} "
           f"uniform; mean ESS {result['mean_ess']:.2f} of {result['mean_deals']:.1f} deals")

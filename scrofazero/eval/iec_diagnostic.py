@@ -35,8 +35,9 @@ from scrofazero.sampling.uniform import owners_to_hands
 
 def belief_quality(players: list[Agent], policy, deals, seed: int, num_important: int = 2,
                    per_stratum: int = 1, iec: IECConfig | None = None,
-                   progress: bool = False) -> dict:
-    """Score the IEC belief in the games of `players` (4, by seat) on `deals` [G, 52] (leader 0).
+                   progress: bool = False, seats=(0, 1, 2, 3)) -> dict:
+    """Score the IEC belief in the games of `players` (4, by seat) on `deals` [G, 52] (leader 0),
+    at the decisions of `seats` (all four by default; (0, 2) scores one team, as in a WPG game).
 
     policy: encoded inputs [N, 434] -> logits [N, 52] (the network queried by the weighting).
     Returns a dict of the statistics described in the module docstring."""
@@ -54,9 +55,9 @@ def belief_quality(players: list[Agent], policy, deals, seed: int, num_important
             seat = state.current_player
             view = state.view(seat)
             rng = np.random.default_rng(np.random.SeedSequence([seed, g, ply]))
-            if len(view.legal_actions()) > 1 and view.unseen:
+            if seat in seats and len(view.legal_actions()) > 1 and view.unseen:
                 positions += 1
-                if relevant_plays(view):
+                if relevant_plays(view, iec.plays):
                     sample = sample_stratified(view, num_important, per_stratum, rng)
                     if sample.important:
                         informed += 1
@@ -68,10 +69,10 @@ def belief_quality(players: list[Agent], policy, deals, seed: int, num_important
                         for k, card in enumerate(sample.important):
                             truth = next(s for s in range(4) if state.hands[s] >> card & 1)
                             holder = sample.owners[:, card]  # [D]
-                            seats = [s for s in range(4) if s != seat]
-                            p_iec = np.array([weights[holder == s].sum() for s in seats])
-                            p_uni = np.array([sample.weights[holder == s].sum() for s in seats])
-                            t = seats.index(truth)
+                            others = [s for s in range(4) if s != seat]
+                            p_iec = np.array([weights[holder == s].sum() for s in others])
+                            p_uni = np.array([sample.weights[holder == s].sum() for s in others])
+                            t = others.index(truth)
                             gains.append(math.log(max(p_iec[t], 1e-300))
                                          - math.log(max(p_uni[t], 1e-300)))
                             right_iec.append(int(np.argmax(p_iec)) == t)
@@ -95,5 +96,7 @@ def belief_quality(players: list[Agent], policy, deals, seed: int, num_important
         "mean_ess": float(np.mean(ess)) if ess else float("nan"),
         "mean_deals": float(np.mean(num_deals)) if num_deals else float("nan"),
         "beta_post": iec.beta_post,
+        "plays": iec.plays,
+        "seats": list(seats),
         "num_important": num_important,
     }

@@ -148,33 +148,65 @@ def save_checkpoint(
     return snapshot
 
 
-def save_model_file(path, model, step: int = 0) -> Path:
+MOMENTS = ("float32", "bfloat16")
+WEIGHTS = ("float32", "float16")
+
+
+def _stored(state: dict, dtype: str, where: str) -> dict:
+    """A state dict's floating-point tensors cast to `dtype` (one of WEIGHTS) for storage;
+    load_state_dict casts them back to the network's float32 when the file is read."""
+    if dtype not in WEIGHTS:
+        raise ValueError(f"{where} must be one of {', '.join(WEIGHTS)}, got {dtype!r}")
+    if dtype == "float32":
+        return state
+    return {k: (t.to(torch.float16) if torch.is_tensor(t) and t.is_floating_point() else t)
+            for k, t in state.items()}
+
+
+def save_model_file(path, model, step: int = 0, weights: str = "float32") -> Path:
     """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
-    what load_model needs, e.g. for the players of a periodic evaluation."""
+    what load_model needs, e.g. for the players of a periodic evaluation. weights="float16"
+    stores the weights at half size (a shipped network; load_model reads them into float32)."""
     path = Path(path)
-    _atomic_save(_payload(model, None, step, {}, None), path)
+    payload = _payload(model, None, step, {}, None)
+    payload["model"] = _stored(payload["model"], weights, "model file weights")
+    _atomic_save(payload, path)
     return path
 
 
-MOMENTS = ("float32", "bfloat16")
-
-
 def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
-                    moments: str = "float32", run: dict | None = None) -> Path:
+                    moments: str = "float32", run: dict | None = None,
+                    weights: str = "float32") -> Path:
     """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
     load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
-    moments="bfloat16" stores Adam's moment estimates at half size (the weights stay float32);
-    loading casts them back, so a continuation is then exact but for their rounding."""
+    moments="bfloat16" stores Adam's moment estimates at half size and weights="float16" the
+    weights; loading casts both back to float32, so a continuation is then exact but for their
+    rounding (once per stop: a float16 weight is within 2^-11 of its value, a fraction of
+    one Adam step at the learning rates of a long run's late phases)."""
     if moments not in MOMENTS:
         raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = _payload(model, optimizer, step, config, extra, run)
+    payload["model"] = _stored(payload["model"], weights, "state weights")
     if moments == "bfloat16" and payload["optimizer"] is not None:
         payload["optimizer"]["state"] = {
             key: {name: (t.to(torch.bfloat16) if torch.is_tensor(t) and t.is_floating_point()
                          and t.dim() > 0 else t) for name, t in state.items()}
             for key, state in payload["optimizer"]["state"].items()}
+    _atomic_save(payload, path)
+    return path
+
+
+def recast_weights(path, weights: str = "float16") -> Path:
+    """Rewrite a checkpoint, state or model file in place (atomically) with its network's weights
+    stored as `weights` (one of WEIGHTS); everything else is kept as it is. For a state file
+    written by a run that started before train.state_weights was set (models/long_run/)."""
+    path = Path(path)
+    payload = load_checkpoint(path)
+    payload.pop("path")
+    payload["extra"] = _pack(payload["extra"])
+    payload["model"] = _stored(payload["model"], weights, "weights")
     _atomic_save(payload, path)
     return path
 

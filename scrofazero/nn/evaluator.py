@@ -7,6 +7,8 @@ torch.inference_mode() and turns the mover's team value into one expected final 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 
@@ -20,6 +22,8 @@ from scrofazero.games.gongzhu.batch import (
 from scrofazero.games.gongzhu.scoring import MAX_RETURN
 from scrofazero.nn.encoding import encode
 
+PRECISIONS = ("float32", "bfloat16")  # of the network's forwards (NetworkEvaluator.precision)
+
 
 class NetworkEvaluator:
     """states -> (logits [B, 52] float32 raw and unmasked, values [B, 4] float32 in points).
@@ -28,10 +32,15 @@ class NetworkEvaluator:
     v the net's "points still to come" for the mover's team (zero-sum between teams, as
     returns are); terminal rows get their exact returns. The model is moved to `device` (in
     place, as nn.Module.to does). amp: bf16 autocast; None = on for CUDA only.
+    precision: "float32", or "bfloat16": forwards run on a bfloat16 copy of the weights (about
+    2x faster on a CPU with bf16 instructions for the 11.4 M network; values move by about 0.4
+    points in 90), re-copied whenever the model's weights have changed since (an optimiser
+    step, load_state_dict), so self-play always plays the current network.
     Counters: `calls` (evaluations requested) and `states` (rows evaluated).
     """
 
-    def __init__(self, model: torch.nn.Module, device="cpu", amp: bool | None = None):
+    def __init__(self, model: torch.nn.Module, device="cpu", amp: bool | None = None,
+                 precision: str = "float32"):
         self.device = torch.device(device)
         # Weight decay leaves many weights denormal; on CPUs arithmetic on denormals is up to
         # ~25x slower (measured: 99 ms vs 3.8 ms per forward of a trained small net).
@@ -41,6 +50,35 @@ class NetworkEvaluator:
         self.teams = np.asarray(GongzhuRules.teams)  # [4] seat -> team
         self.calls = 0
         self.states = 0
+        self._low = None  # the bfloat16 copy of the model
+        self._low_of = None  # the (tensor, version) of every weight it was copied from
+        self.precision = precision
+
+    @property
+    def precision(self) -> str:
+        return self._precision
+
+    @precision.setter
+    def precision(self, value: str) -> None:
+        if value not in PRECISIONS:
+            raise ValueError(f"network precision must be one of {', '.join(PRECISIONS)}, "
+                             f"got {value!r}")
+        self._precision = value
+
+    def _network(self) -> torch.nn.Module:
+        """The module a forward runs: the model, or its bfloat16 copy brought up to date."""
+        if self._precision == "float32":
+            return self.model
+        params = list(self.model.state_dict(keep_vars=True).values())
+        now = [(id(p), p._version) for p in params]
+        if self._low is None or now != self._low_of:
+            if self._low is None or len(now) != len(self._low_of):
+                self._low = copy.deepcopy(self.model).to(torch.bfloat16).eval()
+            with torch.no_grad():
+                for low, p in zip(self._low.state_dict(keep_vars=True).values(), params):
+                    low.copy_(p)
+            self._low_of = now
+        return self._low
 
     def __call__(self, s: StateBatch) -> tuple[np.ndarray, np.ndarray]:
         b = len(s)
@@ -71,10 +109,13 @@ class NetworkEvaluator:
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
         """x [B, 434] -> [B, 53] float32 numpy: 52 logits then the value, one host copy."""
+        network = self._network()
         with torch.inference_mode(), torch.autocast(
             self.device.type, dtype=torch.bfloat16, enabled=self.amp
         ):
             inputs = torch.from_numpy(x).to(self.device, non_blocking=True)
-            logits, value = self.model(inputs)
+            if network is not self.model:
+                inputs = inputs.to(torch.bfloat16)
+            logits, value = network(inputs)
             packed = torch.cat([logits.float(), value.float()[:, None]], dim=1)  # [B, 53]
         return packed.cpu().numpy()

@@ -2,8 +2,9 @@
 "integral over equivalent class", IEC; docs/rules.md section 13).
 
 A sampled deal is more believable when the other players' actual plays look sensible in it. For
-each earlier play by another seat of a card ranked 8 or higher (in the suit now being followed,
-or any suit when the viewer leads; small cards are interchangeable and skipped), the moment is
+each earlier play by another seat that informs (`IECConfig.plays`; the paper's: a card ranked 8
+or higher in the suit now being followed, or any suit when the viewer leads, small cards being
+nearly interchangeable; ours adds every discard, a card played off the led suit), the moment is
 replayed in every sampled deal, the policy network is asked from that player's view (its own
 hand exact, every card it could not see 1/3 in each other hand) and the deal's weight is
 multiplied by exp(-beta_post x regret), regret = (max legal logit - played logit) / beta in
@@ -24,6 +25,7 @@ from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.encoding import encode_own_view
 
 FORMS = ("exp", "linear")
+PLAYS = ("relevant", "discards", "all")
 MIN_RANK = 6  # rank index of the 8 (2 -> 0)
 
 Policy = Callable[[np.ndarray], np.ndarray]  # encoded inputs [N, 434] -> logits [N, 52]
@@ -40,6 +42,7 @@ class IECConfig:
     form: str = "exp"  # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
     floor: float = 0.1  # lowest factor of the linear form
     draws: int = 1  # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
+    plays: str = "relevant"  # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when following) | discards (those and every card played off the led suit) | all
 
     def __post_init__(self):
         if self.form not in FORMS:
@@ -48,16 +51,29 @@ class IECConfig:
             raise ValueError("IEC needs beta > 0 and beta_post >= 0")
         if self.draws < 1:
             raise ValueError(f"weighting draws must be >= 1, got {self.draws}")
+        if self.plays not in PLAYS:
+            raise ValueError(f"unknown IEC plays {self.plays!r}; choose from {', '.join(PLAYS)}")
 
 
-def relevant_plays(view: InfoView) -> list[int]:
-    """Indices into view.history of the plays that inform the weights: another seat's card of
-    rank 8 or higher, in the led suit when following, any suit when the viewer leads."""
+def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
+    """Indices into view.history of the plays that inform the weights, all by other seats:
+    plays="relevant" (the paper's), a card of rank 8 or higher, in the led suit when following,
+    any suit when the viewer leads; "discards", those and every card played off the suit led to
+    its trick; "all", every play."""
+    if plays not in PLAYS:
+        raise ValueError(f"unknown IEC plays {plays!r}; choose from {', '.join(PLAYS)}")
     led = view.trick[0] // 13 if view.trick else None
-    return [
-        t for t, (seat, card) in enumerate(view.history)
-        if seat != view.seat and card % 13 >= MIN_RANK and (led is None or card // 13 == led)
-    ]
+    history = view.history
+
+    def informs(t: int, card: int) -> bool:
+        if plays == "all":
+            return True
+        if card % 13 >= MIN_RANK and (led is None or card // 13 == led):
+            return True
+        # A discard: not the trick's first card (tricks are 4 plays from the game's start).
+        return plays == "discards" and t % 4 != 0 and card // 13 != history[t - t % 4][1] // 13
+
+    return [t for t, (seat, card) in enumerate(history) if seat != view.seat and informs(t, card)]
 
 
 def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateBatch:
@@ -95,7 +111,7 @@ def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
     config = config or IECConfig()
     hands = np.asarray(hands, dtype=np.uint64)
     d = hands.shape[0]
-    plays = relevant_plays(view)
+    plays = relevant_plays(view, config.plays)
     if not plays or config.beta_post == 0:
         return np.zeros(d), 0
     states = replay_states(view, hands, plays)  # [P * D]

@@ -30,6 +30,7 @@ from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.nn.checkpoint import (
     MOMENTS,
+    WEIGHTS,
     CheckpointError,
     check_finite,
     file_sha256,
@@ -54,7 +55,13 @@ from scrofazero.runs import (
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
-from scrofazero.train.schedule import PHASE_KEYS, check_schedule, phase_index, phase_settings
+from scrofazero.train.schedule import (
+    INFERENCE,
+    PHASE_KEYS,
+    check_schedule,
+    phase_index,
+    phase_settings,
+)
 from scrofazero.train.selfplay import (
     POLICY_TARGETS,
     SelfPlayRecords,
@@ -183,7 +190,8 @@ class Run:
         if self.cfg.train.state_file:
             save_state_file(self.cfg.train.state_file, model=self.model, optimizer=self.optimizer,
                             step=self.step, config=config, extra=self._extra(replay=False),
-                            moments=self.cfg.train.state_moments, run=header)
+                            moments=self.cfg.train.state_moments, run=header,
+                            weights=self.cfg.train.state_weights)
         return snapshot
 
     def _phase_config(self, index: int) -> tuple[dict, dict]:
@@ -395,7 +403,7 @@ ALWAYS_MAY_CHANGE = (
     "train.max_minutes", "train.max_batches", "train.eval_every", "train.eval_deals",
     "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
-    "train.device", "train.threads", "train.state_file", "train.state_moments",
+    "train.device", "train.threads", "train.state_file", "train.state_moments", "train.state_weights",
     "train.init_from", "distributed", "ray",
 )
 
@@ -438,6 +446,10 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
                    {"hidden": list(cfg.model.hidden), "num_blocks": cfg.model.num_blocks})
     if t.state_moments not in MOMENTS:
         raise ValueError(f"train.state_moments={t.state_moments!r}: choose {' or '.join(MOMENTS)}")
+    if t.inference not in INFERENCE:
+        raise ValueError(f"train.inference={t.inference!r}: choose {' or '.join(INFERENCE)}")
+    if t.state_weights not in WEIGHTS:
+        raise ValueError(f"train.state_weights={t.state_weights!r}: choose {' or '.join(WEIGHTS)}")
     if cfg.get("resume_from") and cfg.resume:
         raise ValueError("resume=true and resume_from=PATH: resume continues this run's folder, "
                          "resume_from a state file in a new folder; choose one")

@@ -2,7 +2,8 @@
 
 A schedule is a list of phases, each starting once the run has played `from_games` self-play
 games (in increasing order). A phase sets any of games per batch, replayed batches, passes, the
-learning rate, the playout-cap fraction and the network's shape; what it leaves unset (None) carries over from the phase
+learning rate, the playout-cap fraction, self-play's search scale and network precision, and the
+network's shape; what it leaves unset (None) carries over from the phase
 before (the first from the `train` settings and the `model` group). A larger shape grows the
 trained network into it without changing what it computes (nn/grow.py) and starts a fresh
 optimiser, as the original's authors did between their runs. The original's late fine-tuning
@@ -17,7 +18,9 @@ from typing import Optional, Sequence
 from scrofazero.nn.grow import check_growth
 
 # The train settings a phase can set (besides the network's shape).
-PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale")
+PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale",
+              "inference")
+INFERENCE = ("float32", "bfloat16")  # self-play's network precision (nn/evaluator.py PRECISIONS)
 
 
 @dataclass
@@ -29,6 +32,7 @@ class PhaseConfig:
     lr: Optional[float] = None  # Adam learning rate (None: as the phase before)
     playout_full: Optional[float] = None  # fraction of plies searched in full and recorded (None: as before)
     search_scale: Optional[float] = None  # self-play's search budget times this (None: as before)
+    inference: Optional[str] = None  # self-play's network precision: float32 | bfloat16 (None: as before)
     hidden: Optional[list[int]] = None  # grow the network to these trunk widths (None: keep)
     num_blocks: Optional[int] = None  # grow to this many residual blocks (None: keep)
 
@@ -62,6 +66,10 @@ def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "tr
         scale = _get(phase, "search_scale")
         if scale is not None and not scale > 0:
             raise ValueError(f"{where}[{i}].search_scale={scale}: must be > 0")
+        inference = _get(phase, "inference")
+        if inference is not None and inference not in INFERENCE:
+            raise ValueError(f"{where}[{i}].inference={inference!r}: choose "
+                             f"{' or '.join(INFERENCE)}")
         hidden = _get(phase, "hidden")
         if hidden is not None and (len(hidden) == 0 or min(hidden) < 1):
             raise ValueError(f"{where}[{i}].hidden={list(hidden)}: must list positive widths")

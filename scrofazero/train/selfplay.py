@@ -138,10 +138,11 @@ def selfplay_options(train_cfg, settings: dict | None = None) -> dict:
     search_scale."""
     full = (settings or {}).get("playout_full", train_cfg.playout_full)
     search = (settings or {}).get("search_scale", train_cfg.search_scale)
+    inference = (settings or {}).get("inference", train_cfg.inference)
     return {"beta": float(train_cfg.beta), "outcome_weight": float(train_cfg.outcome_weight),
             "full_fraction": float(full),
             "cheap_scale": float(train_cfg.playout_cheap), "search_scale": float(search),
-            "policy_target": str(train_cfg.policy_target)}
+            "policy_target": str(train_cfg.policy_target), "inference": str(inference)}
 
 
 def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray):
@@ -194,6 +195,7 @@ def play_selfplay(
     cheap_scale: float = 0.25,
     policy_target: str = "q",
     search_scale: float = 1.0,
+    inference: str | None = None,
 ) -> SelfPlayRecords:
     """Play `num_games` full games in lockstep with search at every ply (every unforced one
     unless mcts_config.search_forced).
@@ -210,7 +212,11 @@ def play_selfplay(
     policy_target: "q" (softmax(beta x root Q), the paper's), "visits" (the root's visit
     counts, normalised: AlphaZero's target) or "gumbel" (the network's own policy at the root
     improved by the searched Q, Gumbel MuZero's target: one more network call per ply).
+    inference: the network's precision for these games ("float32" | "bfloat16", set on a
+    NetworkEvaluator; None: the evaluator's own).
     """
+    if inference is not None:
+        evaluator.precision = inference
     if policy_target not in POLICY_TARGETS:
         raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, "
                          f"got {policy_target!r}")

@@ -90,6 +90,19 @@ def test_full_games_against_greed_are_legal_and_reproducible(tmp_path):
     assert first == second and first[0] == -first[1] and first[0] == first[2]
 
 
+def test_bfloat16_player_scores_close_to_float32():
+    state = unforced(4, 14)
+    view = state.view(state.current_player)
+    model = tiny_net(5)
+    full = ScrofaZeroAgent(model=model)
+    low = make_agent("scrofazero", model=model, precision="bfloat16")
+    assert low.evaluator.precision == "bfloat16" and full.evaluator.precision == "float32"
+    full.act(view, np.random.default_rng(1))
+    low.act(view, np.random.default_rng(1))
+    a, b = full.last.scores, low.last.scores
+    assert np.allclose(a, b, atol=0.5) and not np.array_equal(a, b)
+
+
 def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="sampling"):
         ScrofaZeroAgent(model=tiny_net(), sampling=SamplingConfig(method="bogus"))
@@ -103,6 +116,10 @@ def test_bad_settings_are_named():
         ScrofaZeroAgent(model=tiny_net(), weighting=IECConfig(form="cubic"))
     with pytest.raises(ValueError, match="selection"):
         ScrofaZeroAgent(model=tiny_net(), search=MCTSConfig(selection="bogus"))
+    with pytest.raises(ValueError, match="precision"):
+        ScrofaZeroAgent(model=tiny_net(), precision="float8")
+    with pytest.raises(ValueError, match="plays"):
+        ScrofaZeroAgent(model=tiny_net(), weighting=IECConfig(plays="some"))
     changed = SamplingConfig()
     changed.num_deals = 0  # a config changed after it was built is checked too
     with pytest.raises(ValueError, match="num_deals"):

@@ -4,7 +4,8 @@ Invariants: with a policy that says nothing (constant logits) the IEC belief equ
 one: gain exactly 0 and equal accuracies; when the players really follow a known policy (always
 the highest legal card) and the weighting uses that policy, the belief on important cards moves
 towards the truth (gain > 0, accuracy not worse), which is what the diagnostic exists to show;
-the effective sample size lies between 1 and the number of deals.
+the effective sample size lies between 1 and the number of deals; `seats` scores the decisions
+of those seats alone.
 """
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from scrofazero.eval.iec_diagnostic import belief_quality
 from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.sampling.iec import IECConfig
 
 
@@ -46,3 +48,23 @@ def test_true_policy_moves_belief_to_the_truth():
     assert out["accuracy_iec"] >= out["accuracy_uniform"]
     assert 1.0 <= out["mean_ess"] <= out["mean_deals"]
     assert out["informed_positions"] <= out["positions"]
+
+
+@pytest.mark.parametrize("seats", [(0, 2), (1,)])
+def test_seats_scores_those_decisions_alone(seats):
+    deals = load_deals(limit=2)
+    out = belief_quality([Highest()] * 4, highest_policy, deals, seed=0, seats=seats,
+                         iec=IECConfig(plays="discards"))
+    positions = 0  # reference: replay the games, count those seats' real decisions
+    for deal in deals:
+        state = GongzhuState(deal, 0)
+        for _ in range(52):
+            view = state.view(state.current_player)
+            positions += (state.current_player in seats and len(view.legal_actions()) > 1
+                          and bool(view.unseen))
+            state.apply(max(view.legal_actions()))
+    assert out["positions"] == positions > 0
+    assert out["seats"] == list(seats) and out["plays"] == "discards"
+    everyone = belief_quality([Highest()] * 4, highest_policy, deals, seed=0,
+                              iec=IECConfig(plays="discards"))
+    assert out["positions"] < everyone["positions"]

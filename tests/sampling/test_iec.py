@@ -36,15 +36,29 @@ def initial_hands(view, hands_now):
     return start
 
 
+@pytest.mark.parametrize("plays", ["relevant", "discards", "all"])
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 22), (3, 31), (4, 44), (5, 17)])
-def test_relevant_plays(seed, plies):
+def test_relevant_plays(seed, plies, plays):
     state = random_position(seed, plies)
     view = state.view(state.current_player)
-    got = relevant_plays(view)
+    got = relevant_plays(view, plays)
     led = view.trick[0] // 13 if view.trick else None
+    # Reference: replay the game trick by trick to know each play's led suit.
+    ref = GongzhuState.from_hands(initial_hands(view, state.hands), leader=view.first_leader)
+    discards = 0
     for t, (seat, card) in enumerate(view.history):
-        wanted = seat != view.seat and card % 13 >= 6 and (led is None or card // 13 == led)
+        trick_led = ref.trick[0] // 13 if ref.trick else None
+        discard = trick_led is not None and card // 13 != trick_led
+        discards += discard and seat != view.seat
+        paper = card % 13 >= 6 and (led is None or card // 13 == led)
+        wanted = seat != view.seat and (plays == "all" or paper or (plays == "discards"
+                                                                     and discard))
         assert (t in got) == wanted
+        ref.apply(card)
+    if plays == "discards" and plies >= 44:
+        assert discards > 0, "the position should hold a discard to check"
+    with pytest.raises(ValueError, match="IEC plays"):
+        relevant_plays(view, "some")
 
 
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 22), (3, 31), (6, 48)])
@@ -87,13 +101,14 @@ def index_policy(x):
     return np.arange(52)[None, :] / 10 + 2 * x[:, :52] + x @ proj
 
 
-@pytest.mark.parametrize("form", ["exp", "linear"])
+@pytest.mark.parametrize("form,plays", [("exp", "relevant"), ("linear", "relevant"),
+                                        ("exp", "discards"), ("exp", "all")])
 @pytest.mark.parametrize("seed,plies", [(1, 9), (2, 26), (3, 39), (9, 13)])
-def test_log_weights_match_slow_reference(form, seed, plies):
+def test_log_weights_match_slow_reference(form, plays, seed, plies):
     state = random_position(seed, plies)
     view = state.view(state.current_player)
     hands = sample_hands(view, 5, np.random.default_rng(seed))
-    cfg = IECConfig(beta_post=0.05, form=form)
+    cfg = IECConfig(beta_post=0.05, form=form, plays=plays)
     calls = []
 
     def policy(x):
@@ -101,7 +116,7 @@ def test_log_weights_match_slow_reference(form, seed, plies):
         return index_policy(x)
 
     got, queries = iec_log_weights(view, hands, policy, cfg)
-    plays = relevant_plays(view)
+    plays = relevant_plays(view, plays)
     assert queries == len(plays) * 5 and len(calls) == (1 if plays else 0)
     for d in range(5):
         ref_log = 0.0

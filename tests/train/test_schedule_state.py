@@ -5,14 +5,14 @@ mid-run, the compact state file (train.state_file) continued exactly in a new fo
 import pytest
 import torch
 
-from scrofazero.nn.checkpoint import load_checkpoint, load_model, save_model_file
+from scrofazero.nn.checkpoint import load_checkpoint, load_model, recast_weights, save_model_file
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.train.loop import run_training
 from scrofazero.train.schedule import check_schedule, phase_index, phase_settings
 from tests.helpers.composed import config
 
 BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0,
-        "search_scale": 1.0}
+        "search_scale": 1.0, "inference": "float32"}
 SHAPE = {"hidden": [64, 32], "num_blocks": 1}
 
 
@@ -29,7 +29,7 @@ def test_phases_carry_unset_settings_over():
     assert phase_settings(schedule, -1, BASE, SHAPE) == (BASE, SHAPE)
     settings, shape = phase_settings(schedule, 1, BASE, SHAPE)
     assert settings == {"games_per_batch": 4, "replay_batches": 1, "passes": 1, "lr": 5e-5,
-                        "playout_full": 0.5, "search_scale": 1.0}
+                        "playout_full": 0.5, "search_scale": 1.0, "inference": "float32"}
     assert shape == {"hidden": [96, 32], "num_blocks": 1}
 
 
@@ -40,6 +40,7 @@ def test_phases_carry_unset_settings_over():
     ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),
     ([{"from_games": 0, "playout_full": 0.0}], "[0].playout_full=0.0"),
     ([{"from_games": 0, "search_scale": 0.0}], "[0].search_scale=0.0"),
+    ([{"from_games": 0, "inference": "float16"}], "[0].inference='float16'"),
     ([{"from_games": 0, "hidden": [32, 32]}], "[0]: cannot grow"),
     ([{"from_games": 0, "hidden": [96, 64]}, {"from_games": 5, "hidden": [64, 64]}],
      "[1]: cannot grow"),
@@ -110,6 +111,55 @@ def test_bfloat16_moments_halve_the_optimiser_and_continue_close(tmp_path):
     assert all(torch.allclose(wa[k], wb[k], atol=1e-4) for k in wa)
 
 
+def test_float16_weights_halve_the_network_and_continue_close(tmp_path):
+    common = ("train.replay_batches=1", "train.state_moments=bfloat16")
+    exact, small = tmp_path / "f32.pt", tmp_path / "f16.pt"
+    run_training(_cfg(tmp_path, "a", "train.max_batches=1", *common,
+                      f"train.state_file={exact}"))
+    run_training(_cfg(tmp_path, "b", "train.max_batches=1", *common,
+                      f"train.state_file={small}", "train.state_weights=float16"))
+    stored = load_checkpoint(small)["model"]
+    assert all(t.dtype == torch.float16 for t in stored.values() if t.is_floating_point())
+    assert small.stat().st_size < 0.8 * exact.stat().st_size
+    # The file's network reads back in float32, within float16's rounding of the exact one.
+    wa, wb = _weights(load_model(exact)), _weights(load_model(small))
+    assert all(wb[k].dtype == torch.float32 for k in wb)
+    assert all(torch.allclose(wa[k], wb[k], rtol=1e-3, atol=1e-4) for k in wa)
+    assert any(not torch.equal(wa[k], wb[k]) for k in wa), "nothing was rounded"
+    a = run_training(_cfg(tmp_path, "c", "train.max_batches=2", *common, f"resume_from={exact}"))
+    b = run_training(_cfg(tmp_path, "d", "train.max_batches=2", *common, f"resume_from={small}"))
+    wa, wb = _weights(a.model), _weights(b.model)
+    assert all(wb[k].dtype == torch.float32 for k in wb)
+    assert all(torch.allclose(wa[k], wb[k], rtol=1e-3, atol=2e-4) for k in wa)
+    with pytest.raises(ValueError, match="state_weights"):
+        run_training(_cfg(tmp_path, "e", "train.max_batches=1", "train.state_weights=int8"))
+    # A float32 state file recast afterwards holds what the float16 run wrote, and continues the
+    # same way.
+    before = load_checkpoint(exact)
+    recast_weights(exact)
+    after, written = load_checkpoint(exact), load_checkpoint(small)
+    assert all(torch.equal(after["model"][k], written["model"][k]) for k in written["model"])
+    assert after["extra"].keys() == before["extra"].keys() and after["step"] == before["step"]
+    e = run_training(_cfg(tmp_path, "f", "train.max_batches=2", *common, f"resume_from={exact}"))
+    we = _weights(e.model)
+    assert all(torch.equal(we[k], wb[k]) for k in wb)
+
+
+def test_float16_model_file_computes_what_the_network_does(tmp_path):
+    torch.manual_seed(5)
+    net = PolicyValueNet([64, 32], 1).eval()
+    half = save_model_file(tmp_path / "half.pt", net, weights="float16")
+    full = save_model_file(tmp_path / "full.pt", net)
+    assert half.stat().st_size < 0.7 * full.stat().st_size
+    back = load_model(half)
+    x = (torch.rand(64, 434) < 0.15).float()
+    with torch.no_grad():
+        (p1, v1), (p2, v2) = net(x)[:2], back(x)[:2]
+    assert torch.allclose(p1, p2, atol=1e-2) and torch.allclose(v1, v2, atol=5e-2)
+    with pytest.raises(ValueError, match="bfloat8"):
+        save_model_file(tmp_path / "bad.pt", net, weights="bfloat8")
+
+
 def test_resume_from_refuses_a_network_only_file_and_changed_settings(tmp_path):
     model_file = save_model_file(tmp_path / "net.pt", PolicyValueNet([64, 32], 1))
     with pytest.raises(ValueError, match="train.init_from=PATH"):
@@ -150,3 +200,12 @@ def test_resume_true_gives_the_weights_of_a_run_that_never_stopped(tmp_path):
     resumed = run_training(_cfg(tmp_path, "b", "train.max_batches=4", *common, "resume=true"))
     a, b = _weights(straight.model), _weights(resumed.model)
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_phase_switches_selfplay_to_bfloat16(tmp_path):
+    run = run_training(_cfg(tmp_path, "bf", "train.max_batches=3",
+                            "train.schedule=[{from_games:4,inference:bfloat16}]"))
+    assert run.settings["inference"] == "bfloat16" and run.games == 6
+    assert [(p["games"], p["inference"]) for p in run.phases] == [(4, "bfloat16")]
+    with pytest.raises(ValueError, match="train.inference"):
+        run_training(_cfg(tmp_path, "bad", "train.max_batches=1", "train.inference=int8"))
