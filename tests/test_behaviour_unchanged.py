@@ -40,7 +40,11 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     paper = [f"scrofazero.search.{k}={then['search'][k]}" for k in ("budget_base", "budget_per_legal")]
     paper.append(f"scrofazero.sampling.per_stratum={then['sampling']['per_stratum']}")
     full = evaluate(tmp_path, "--wpg", f"checkpoint={SMALL}", "deals=4", *paper)
-    assert full["settings"] == then
+    now = full["settings"]
+    # Settings added since, at their defaults (which play as before): the network's precision
+    # and which plays inform the IEC weights.
+    assert now.pop("precision") == "float32" and now["weighting"].pop("plays") == "relevant"
+    assert now == then
     assert full["values"] == BEFORE["wpg_full_16"]["values"][:4]
     raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4")
     assert raw["values"] == BEFORE["wpg_raw_16"]["values"][:4]
