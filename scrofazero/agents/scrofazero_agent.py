@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from scrofazero.agents.base import Explanation
+from scrofazero.agents.settings import check_choice
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.checkpoint import load_model
-from scrofazero.agents.settings import check_choice
 from scrofazero.nn.evaluator import PRECISIONS, NetworkEvaluator
 from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, iec_log_weights
 from scrofazero.sampling.stratified import DealSample, SamplingConfig, draw

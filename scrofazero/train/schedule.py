@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from scrofazero.nn.evaluator import PRECISIONS
 from scrofazero.nn.grow import check_growth
 
 # The train settings a phase can set (besides the network's shape).
 PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale",
               "inference")
-INFERENCE = ("float32", "bfloat16")  # self-play's network precision (nn/evaluator.py PRECISIONS)
+INFERENCE = PRECISIONS  # self-play's network precision: the evaluator's own choices
 
 
 @dataclass
