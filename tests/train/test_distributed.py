@@ -19,6 +19,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+# One local Ray instance at a time: under pytest-xdist these tests all run in one worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 from composed import config  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E402
     EventAccumulator,
