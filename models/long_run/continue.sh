@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Continue the long run of issue 23 (docs/results.md, "Past the paper: the long run") from its
+# The long run of issue 23 ended at 450,560 games, its curve levelled off (docs/results.md, "The
+# shipped network and the end of the long run"); this script would continue it. Continue the long
+# run (docs/results.md, "Past the paper: the long run") from its
 # committed state, on one core (train.threads=1), in checkpoints/long/ (or resume it there if that folder exists).
 # It writes models/long_run/state.pt at every checkpoint (10 batches); commit that file and the
 # curve (docs/figures/learning_long.*) before you stop.

@@ -3,7 +3,10 @@
 `run_mcts` grows one small tree per root, all stored as arrays (per node: visits, value sum at
 its mover's seat; per edge: visits, value sum at the parent mover's seat, child id); selection is
 vector expressions over all roots with a Python loop over depth only, and each simulation step
-sends the new leaves of every root to the evaluator in one call. `run_mcts_sequential` is the
+sends the new leaves of every root to the evaluator in one call. Under UCB1 the first
+simulations of a root visit its unvisited legal children in card order whatever the values
+say, so they are all expanded in one first step (one evaluator call for every root's
+children): the same statistics in fewer, larger calls. `run_mcts_sequential` is the
 plain one-root, one-leaf-at-a-time version the tests check it against (and the speed baseline).
 """
 
@@ -229,14 +232,14 @@ class _Forest:
         return _cat(nodes, 2), _cat(edges, 3), _cat(term, 2), _cat(new, 3)
 
     def expand(self, act, new, evaluator: Evaluator):
-        """Create and evaluate the new leaves; returns (rows, new flat ids, values [n, P],
-        number of states evaluated)."""
+        """Create and evaluate the new leaves (several may share a tree); returns (rows, new
+        flat ids, values [n, P], number of states evaluated)."""
         rows, parent, a = new
         if not len(rows):
             return rows, rows, np.zeros((0, self.game.num_players)), 0
         tree = act[rows]
-        f = tree * self.M + self.count[tree]
-        self.count[tree] += 1
+        f = tree * self.M + self.count[tree] + _rank_within(tree)
+        self.count += np.bincount(tree, minlength=len(self.count))
         states = self.game.step(self.states.take(parent), a)
         self.states.write(f, states)
         self.child[parent, a] = f
@@ -257,6 +260,27 @@ class _Forest:
         self.value[f] = values
         return rows, f, values, num_eval
 
+    def expand_roots(self, first: np.ndarray, evaluator: Evaluator) -> int:
+        """UCB1's opening simulations, all at once: tree t's root expands its first[t]
+        legal children in card order (what its opening simulations do one by one, since
+        an unvisited child scores +inf and ties go to the lowest card); returns the number of
+        states evaluated."""
+        S = len(first)
+        root_ids = np.arange(S, dtype=np.int64) * self.M
+        legal = self.legal[root_ids]
+        take = legal & (np.cumsum(legal, axis=1) <= first[:, None])
+        tree, a = np.nonzero(take)  # by tree, then card: the sequential order
+        parent = root_ids[tree]
+        _, f, values, evaluated = self.expand(np.arange(S), (tree, parent, a), evaluator)
+        at_root = values[np.arange(len(f)), self.mover[parent]]
+        self.node_n[root_ids] += first
+        np.add.at(self.node_w, parent, at_root)  # in the sequential order of the additions
+        self.edge_n[parent, a] = 1
+        self.edge_w[parent, a] = at_root
+        self.node_n[f] = 1
+        self.node_w[f] = values[np.arange(len(f)), self.mover[f]]
+        return evaluated
+
     def backup(self, act, nodes, edges, stop_terminal, new_leaves) -> None:
         """Add each simulation's value vector to every node and edge on its path."""
         G = len(act)
@@ -275,6 +299,15 @@ class _Forest:
         self.node_w[n_ids] = n_values[np.arange(len(n_ids)), self.mover[n_ids]]
 
 
+def _rank_within(tree: np.ndarray) -> np.ndarray:
+    """For each entry of tree [n], how many earlier entries name the same tree."""
+    order = np.argsort(tree, kind="stable")
+    ordered = tree[order]
+    rank = np.empty(len(tree), dtype=np.int64)
+    rank[order] = np.arange(len(tree)) - np.searchsorted(ordered, ordered, side="left")
+    return rank
+
+
 def _cat(parts: list, width: int) -> tuple:
     """Concatenate a list of `width`-tuples of int arrays field by field."""
     if not parts:
@@ -285,7 +318,9 @@ def _cat(parts: list, width: int) -> tuple:
 def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
              rng=None, budget_scale=None) -> SearchResult:
     """Search B roots in lockstep: every simulation step runs one simulation in each tree that
-    still has budget, evaluating all new non-terminal leaves in one evaluator call.
+    still has budget, evaluating all new non-terminal leaves in one evaluator call; under UCB1
+    a first step runs each root's opening simulations (one per legal child, up to its budget)
+    together.
 
     roots: a batch of B non-terminal states. rng: accepted (train/selfplay.py passes its
     generator) but never drawn from: ties break to the lowest action index, so the search is
@@ -303,14 +338,20 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     q_sum = np.zeros((B, A), dtype=np.float64)
     visits = np.zeros((B, A), dtype=np.int64)
     searched = np.flatnonzero(budget > 0)
+    # UCB1: the first min(budget, legal cards) simulations of a root expand its children in
+    # card order, done in one step (_Forest.expand_roots); PUCT's selection reads the prior.
+    first = np.zeros(B, dtype=np.int64) if puct else np.minimum(budget, legal.sum(axis=1))
+    rest = budget - first
     num_eval = 0
     if len(searched):
-        order = searched[np.argsort(-budget[searched], kind="stable")]  # active trees first
+        order = searched[np.argsort(-rest[searched], kind="stable")]  # active trees first
         forest = _Forest(game, game.take(roots, order), budget[order], config, puct)
         if puct:
             num_eval += _evaluate_roots(forest, evaluator, game.take(roots, order))
-        for step in range(int(budget[order[0]])):
-            act = np.arange(int(np.searchsorted(-budget[order], -step, side="left")))
+        else:
+            num_eval += forest.expand_roots(first[order], evaluator)
+        for step in range(int(rest[order[0]])):
+            act = np.arange(int(np.searchsorted(-rest[order], -step, side="left")))
             nodes, edges, term, new = forest.descend(act)
             n_rows, n_ids, n_values, evaluated = forest.expand(act, new, evaluator)
             num_eval += evaluated

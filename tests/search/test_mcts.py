@@ -4,7 +4,7 @@ Invariants: run_mcts equals the plain per-leaf run_mcts_sequential exactly (q, v
 num_simulations, num_evaluations) over many random roots, budgets, evaluators (including values
 that are not zero-sum) and both selection rules, with either state store; forced roots are not
 searched; budgets are respected and every simulation step makes exactly one evaluator call with
-the leaves of all active roots; terminal leaves get exact returns (also when reached again);
+the leaves of all active roots (UCB1's opening step: every root's children in one call); terminal leaves get exact returns (also when reached again);
 hand-built endgames with one right card pick it; rotating the seats (which swaps the teams)
 leaves the results unchanged; c_uct = 0 is greedy and a huge c_uct spreads visits evenly; a
 sharp PUCT prior steers the visits.
@@ -194,12 +194,38 @@ def test_budget_and_one_evaluator_call_per_step(selection):
     assert np.array_equal(result.num_simulations, budget)
     assert np.array_equal(result.visits.sum(axis=1), budget)
     assert not (result.visits[~legal]).any() and np.isnan(result.q[~legal]).all()
-    # One call per step, holding the new leaf of every root with budget left.
-    root_call = [int((budget > 0).sum())] if selection == "puct" else []
-    assert evaluator.sizes == root_call + [int((budget > t).sum()) for t in range(budget.max())]
+    # One call per step, holding the new leaf of every root with budget left. PUCT first
+    # evaluates the roots; UCB1 first expands every legal child of every searched root in one
+    # call (its opening simulations), then steps through the rest of the budget.
+    if selection == "puct":
+        first, rest = [int((budget > 0).sum())], budget
+    else:
+        opening = np.minimum(budget, num_legal)
+        first, rest = [int(opening.sum())], budget - opening
+    assert evaluator.sizes == first + [int((rest > t).sum()) for t in range(rest.max())]
     assert result.num_evaluations == sum(evaluator.sizes)
     if selection == "ucb":  # UCB1 tries every legal child before any second visit
         assert (result.visits[legal & (budget[:, None] > 0)] >= 1).all()
+
+
+def test_scaled_budgets_equal_the_sequential_search_at_those_budgets():
+    # Playout-cap randomisation's cheap searches (budget_scale < 1: one simulation per legal
+    # card, all of them UCB1's opening step) mixed with full and larger ones in one call.
+    roots = random_roots(24, seed=8, plies=(0, 48))
+    roots = roots.take(np.flatnonzero(GAME.legal_mask(roots).sum(axis=1) > 1))
+    scale = np.resize([0.0, 0.25, 1.0, 1.5], len(roots))
+    config = MCTSConfig(budget_base=2, budget_per_legal=2)
+    fast = run_mcts(GAME, HashEvaluator(), roots, config, budget_scale=scale)
+    num_legal = GAME.legal_mask(roots).sum(axis=1)
+    expected = np.maximum(np.ceil((2 + 2 * num_legal) * scale).astype(np.int64), num_legal)
+    assert np.array_equal(fast.num_simulations, expected)
+    assert (expected == num_legal).sum() >= 6  # some searches are the opening step alone
+    for b in range(len(roots)):
+        alone = run_mcts_sequential(GAME, HashEvaluator(), roots.take(np.array([b])),
+                                    MCTSConfig(budget_base=int(expected[b]), budget_per_legal=0))
+        assert np.array_equal(fast.visits[b], alone.visits[0])
+        assert np.array_equal(fast.q[b], alone.q[0], equal_nan=True)
+        assert fast.action[b] == alone.action[0]
 
 
 def test_action_is_the_best_q_with_ties_to_the_lowest_card():
