@@ -231,15 +231,20 @@ class _Forest:
             rows, f = rows[~fresh], nxt[~fresh]
         return _cat(nodes, 2), _cat(edges, 3), _cat(term, 2), _cat(new, 3)
 
-    def expand(self, act, new, evaluator: Evaluator):
-        """Create and evaluate the new leaves (several may share a tree); returns (rows, new
-        flat ids, values [n, P], number of states evaluated)."""
+    def expand(self, act, new, evaluator: Evaluator, rank=None):
+        """Create and evaluate the new leaves; returns (rows, new flat ids, values [n, P],
+        number of states evaluated). rank [n]: where several leaves share a tree, each one's
+        place among them (None: at most one leaf per tree, a simulation step)."""
         rows, parent, a = new
         if not len(rows):
             return rows, rows, np.zeros((0, self.game.num_players)), 0
         tree = act[rows]
-        f = tree * self.M + self.count[tree] + _rank_within(tree)
-        self.count += np.bincount(tree, minlength=len(self.count))
+        f = tree * self.M + self.count[tree]
+        if rank is None:
+            self.count[tree] += 1
+        else:
+            f += rank
+            self.count += np.bincount(tree, minlength=len(self.count))
         states = self.game.step(self.states.take(parent), a)
         self.states.write(f, states)
         self.child[parent, a] = f
@@ -268,10 +273,11 @@ class _Forest:
         S = len(first)
         root_ids = np.arange(S, dtype=np.int64) * self.M
         legal = self.legal[root_ids]
-        take = legal & (np.cumsum(legal, axis=1) <= first[:, None])
-        tree, a = np.nonzero(take)  # by tree, then card: the sequential order
+        nth = np.cumsum(legal, axis=1)  # 1 for a root's lowest legal card, 2 for the next...
+        tree, a = np.nonzero(legal & (nth <= first[:, None]))  # by tree, then card
         parent = root_ids[tree]
-        _, f, values, evaluated = self.expand(np.arange(S), (tree, parent, a), evaluator)
+        _, f, values, evaluated = self.expand(np.arange(S), (tree, parent, a), evaluator,
+                                              rank=nth[tree, a] - 1)
         at_root = values[np.arange(len(f)), self.mover[parent]]
         self.node_n[root_ids] += first
         np.add.at(self.node_w, parent, at_root)  # in the sequential order of the additions
@@ -297,15 +303,6 @@ class _Forest:
         self.edge_w[f, a] += values[rows, self.mover[f]]
         self.node_n[n_ids] = 1
         self.node_w[n_ids] = n_values[np.arange(len(n_ids)), self.mover[n_ids]]
-
-
-def _rank_within(tree: np.ndarray) -> np.ndarray:
-    """For each entry of tree [n], how many earlier entries name the same tree."""
-    order = np.argsort(tree, kind="stable")
-    ordered = tree[order]
-    rank = np.empty(len(tree), dtype=np.int64)
-    rank[order] = np.arange(len(tree)) - np.searchsorted(ordered, ordered, side="left")
-    return rank
 
 
 def _cat(parts: list, width: int) -> tuple:

@@ -4,10 +4,10 @@ Invariants: run_mcts equals the plain per-leaf run_mcts_sequential exactly (q, v
 num_simulations, num_evaluations) over many random roots, budgets, evaluators (including values
 that are not zero-sum) and both selection rules, with either state store; forced roots are not
 searched; budgets are respected and every simulation step makes exactly one evaluator call with
-the leaves of all active roots (UCB1's opening step: every root's children in one call); terminal leaves get exact returns (also when reached again);
-hand-built endgames with one right card pick it; rotating the seats (which swaps the teams)
-leaves the results unchanged; c_uct = 0 is greedy and a huge c_uct spreads visits evenly; a
-sharp PUCT prior steers the visits.
+the leaves of all active roots (UCB1's opening step: every root's children in one call);
+terminal leaves get exact returns (also when reached again); hand-built endgames with one right
+card pick it; rotating the seats (which swaps the teams) leaves the results unchanged; c_uct = 0
+is greedy and a huge c_uct spreads visits evenly; a sharp PUCT prior steers the visits.
 """
 
 import random
