@@ -64,3 +64,13 @@ def decide(agent: Agent, view: InfoView, rng: np.random.Generator
         return int(agent.act(view, rng)), None
     card, why = explained(view, rng)
     return int(card), why
+
+
+def check_real_game(agent: Agent, where: str = "a real game") -> None:
+    """Refuse a player that would see the true deal (an oracle sampling setting, evaluation
+    only) in `where`: a table, the protocol, an environment."""
+    if getattr(agent, "needs_deal", False):
+        name = getattr(agent, "name", type(agent).__name__)
+        raise ValueError(f"player {name!r} is set to see the true deal (sampling oracle or "
+                         f"oracle_important): that is for evaluation only and is refused in "
+                         f"{where}")

@@ -15,11 +15,15 @@ import numpy as np
 from scrofazero.agents.settings import check_choice, check_positive
 from scrofazero.games.gongzhu.batch import StateBatch, step
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
+from scrofazero.nn.belief import load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.sampling.uniform import sample_hands
+from scrofazero.sampling.belief import sample_belief
+from scrofazero.sampling.oracle import oracle_owners
+from scrofazero.sampling.uniform import owners_to_hands, sample_hands
 
 MODES = ("value", "policy")
+SAMPLINGS = ("uniform", "belief", "oracle", "oracle_important")
 
 
 @dataclass
@@ -28,10 +32,13 @@ class RawSettings:
 
     num_deals: int = 5  # uniform deals sampled per decision (paper: 5)
     mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
+    sampling: str = "uniform"  # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    beliefs: str = ""  # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
 
     def __post_init__(self):
         self.num_deals = check_positive("num_deals", self.num_deals)
         self.mode = check_choice("mode", self.mode, MODES)
+        self.sampling = check_choice("sampling", self.sampling, SAMPLINGS)
 
 
 class RawNetworkAgent:
@@ -42,8 +49,9 @@ class RawNetworkAgent:
     name = "raw"
 
     def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
-                 mode: str = "value", device="cpu"):
-        settings = RawSettings(num_deals, mode)
+                 mode: str = "value", sampling: str = "uniform", beliefs: str = "",
+                 device="cpu"):
+        settings = RawSettings(num_deals, mode, sampling, beliefs)
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
@@ -52,12 +60,33 @@ class RawNetworkAgent:
         self.evaluator = NetworkEvaluator(model, device=device)
         self.num_deals = settings.num_deals
         self.mode = settings.mode
+        self.sampling = settings.sampling
+        self.beliefs = load_belief(settings.beliefs) if self.sampling == "belief" else None
+        self.needs_deal = self.sampling.startswith("oracle")  # evaluation only
+        self._deal = None
+
+    def observe_deal(self, hands) -> None:
+        """The true current hands (4 masks), given by the evaluation arena before each move to a
+        player with an oracle sampling (evaluation only)."""
+        self._deal = tuple(int(h) for h in hands)
+
+    def _hands(self, view: InfoView, rng: np.random.Generator) -> np.ndarray:
+        """[D, 4] hands of the deals this player looks at, by its sampling."""
+        if self.sampling == "uniform":
+            return sample_hands(view, self.num_deals, rng)
+        if self.sampling == "belief":
+            owners = sample_belief(view, self.beliefs.probabilities(view), (), self.num_deals,
+                                   rng)[0]
+        else:
+            owners = oracle_owners(view, self._deal, self.num_deals, rng,
+                                   self.sampling == "oracle_important")
+        return owners_to_hands(owners)
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         if len(legal) == 1:
             return int(legal[0])  # forced: no sampling, no network call
-        hands = sample_hands(view, self.num_deals, rng)  # [D, 4]
+        hands = self._hands(view, rng)  # [D, 4]
         roots = StateBatch.from_states([GongzhuState.from_view(view, h.tolist()) for h in hands])
         if self.mode == "value":
             scores = self._value_scores(roots, legal, view.seat)

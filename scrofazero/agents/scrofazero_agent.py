@@ -18,10 +18,11 @@ from scrofazero.agents.base import Explanation
 from scrofazero.agents.settings import check_choice
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.nn.belief import load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import PRECISIONS, NetworkEvaluator
 from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, iec_log_weights
-from scrofazero.sampling.stratified import DealSample, SamplingConfig, draw
+from scrofazero.sampling.stratified import ORACLES, DealSample, SamplingConfig, draw
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import MCTSConfig, check_search, run_mcts
 
@@ -64,6 +65,7 @@ class Decision:
     weights: np.ndarray  # [D] final weights
     sample: DealSample
     scores: np.ndarray  # [L] weighted root Q of the legal cards
+    belief: np.ndarray | None = None  # [52, 4] the card-location network's belief, if one was asked
 
 
 class ScrofaZeroAgent:
@@ -99,7 +101,18 @@ class ScrofaZeroAgent:
             model = load_model(checkpoint)
         model.eval()
         self.evaluator = NetworkEvaluator(model, device=device, precision=precision)
+        self.beliefs = (load_belief(self.sampling.beliefs) if self.sampling.method == "belief"
+                        else None)
+        # The oracle methods see the true deal: only the evaluation arena gives it (observe_deal).
+        self.needs_deal = self.sampling.method in ORACLES
+        self._deal = None
+        self._belief = None
         self.last: Decision | None = None
+
+    def observe_deal(self, hands) -> None:
+        """The true current hands (4 masks), given by the evaluation arena before each move to a
+        player with an oracle sampling method (evaluation only)."""
+        self._deal = tuple(int(h) for h in hands)
 
     def weigh(self, view: InfoView, rng: np.random.Generator
               ) -> tuple[DealSample, np.ndarray, int]:
@@ -114,8 +127,10 @@ class ScrofaZeroAgent:
         unlucky draw of the unimportant cards no longer decides a stratum's weight (the belief
         diagnostic measured this noise, eval/iec_diagnostic.py)."""
         m = self.iec.draws if self.iec.enabled else 1
-        sample = draw(view, self.sampling, rng, m)
-        if not self.iec.enabled:
+        belief = self.beliefs.probabilities(view) if self.beliefs is not None else None
+        self._belief = belief
+        sample = draw(view, self.sampling, rng, m, belief=belief, hands=self._deal)
+        if not self.iec.enabled or self.needs_deal:
             return sample, sample.weights, 0
         policy = lambda x: self.evaluator.forward_features(x)[0]  # noqa: E731
         log_factor, queries = iec_log_weights(view, owners_to_hands(sample.owners), policy,
@@ -162,16 +177,20 @@ class ScrofaZeroAgent:
         with np.errstate(invalid="ignore", divide="ignore"):
             scores = np.where(mass > 0, total / mass, -np.inf)  # [L]
         self.last = Decision(len(weights), effective_sample_size(weights), queries, weights,
-                             sample, scores)
+                             sample, scores, self._belief)
         return int(legal[int(np.argmax(scores))]), self.last  # ties -> lowest card
 
 
 def explain(decision: Decision) -> Explanation:
-    """A searched decision as an Explanation: belief[c, s] = the weight of the deals in which
-    seat s holds card c; a legal card no deal's search reached has no value."""
+    """A searched decision as an Explanation: belief[c, s] = the card-location network's
+    probability that seat s holds card c when the player asked one, else the weight of the deals
+    in which seat s holds card c; a legal card no deal's search reached has no value."""
     owners = decision.sample.owners  # [D, 52] seat holding each card in each searched deal
     belief = (decision.weights[:, None, None]
               * (owners[:, :, None] == np.arange(4))).sum(axis=0)  # [52, 4]
+    if decision.belief is not None:  # the network's own probabilities, not 18 deals' counts
+        unseen = decision.belief.sum(axis=1) > 0
+        belief[unseen] = decision.belief[unseen]
     values = tuple(float(v) if np.isfinite(v) else None for v in decision.scores)
     return Explanation(values=values, belief=belief, deals=decision.deals,
                        ess=float(decision.ess))

@@ -54,6 +54,8 @@ def play_game(deal, leader: int, agents: Sequence[Agent], rngs) -> list[int]:
     state = GongzhuState(deal, leader)
     for _ in range(52):
         seat = state.current_player
+        if getattr(agents[seat], "needs_deal", False):  # an oracle setting: evaluation only
+            agents[seat].observe_deal(state.hands)
         card = agents[seat].act(state.view(seat), rngs[seat])
         try:
             state.apply(card)

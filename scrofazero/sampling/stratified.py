@@ -24,6 +24,8 @@ import numpy as np
 
 from scrofazero.games.gongzhu.cards import C10, DJ, SQ, card_index
 from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.sampling.belief import sample_belief
+from scrofazero.sampling.oracle import oracle_owners
 from scrofazero.sampling.uniform import (
     assignment_owners,
     count_assignments,
@@ -32,7 +34,8 @@ from scrofazero.sampling.uniform import (
 )
 
 STRATUM_WEIGHTS = ("exact", "equal")
-METHODS = ("stratified", "uniform")
+METHODS = ("stratified", "uniform", "belief", "oracle", "oracle_important")
+ORACLES = ("oracle", "oracle_important")  # evaluation only: they see the true deal
 
 
 @dataclass
@@ -40,11 +43,13 @@ class SamplingConfig:
     """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
     evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
 
-    method: str = "stratified"  # stratified (on important cards) | uniform
+    method: str = "stratified"  # stratified (on important cards) | uniform | belief (stratified, strata and deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
     num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
     per_stratum: int = 1  # deals drawn in each stratum
     num_deals: int = 9  # deals per decision with method=uniform
     stratum_weights: str = "exact"  # exact (each stratum's uniform probability) | equal (the original)
+    beliefs: str = ""  # method=belief: the card-location network file ("" = the shipped models/belief.pt)
+    calibrate: int = 20  # method=belief: fitting passes that give the deals the network's marginals under the exact hand sizes (0: the raw product)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -53,8 +58,8 @@ class SamplingConfig:
         if self.stratum_weights not in STRATUM_WEIGHTS:
             raise ValueError(f"unknown stratum_weights {self.stratum_weights!r}; choose from "
                              f"{', '.join(STRATUM_WEIGHTS)}")
-        for key in ("num_important", "per_stratum", "num_deals"):
-            low = 0 if key == "num_important" else 1
+        for key in ("num_important", "per_stratum", "num_deals", "calibrate"):
+            low = 0 if key in ("num_important", "calibrate") else 1
             if getattr(self, key) < low:
                 raise ValueError(f"sampling {key} must be >= {low}, got {getattr(self, key)}")
 
@@ -192,9 +197,25 @@ def sample_uniform(view: InfoView, num_deals: int, rng: np.random.Generator) -> 
 
 
 def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
-         draws: int = 1) -> DealSample:
-    """`draws` x the configured number of deals (per stratum, or uniform) for `view`."""
+         draws: int = 1, belief=None, hands=None) -> DealSample:
+    """`draws` x the configured number of deals (per stratum, or uniform) for `view`.
+
+    belief: [52, 4] card-location probabilities (method=belief). hands: the true current hands
+    (4 masks; the oracle methods, given by the evaluation arena only)."""
     if config.method == "stratified":
         return sample_stratified(view, config.num_important, config.per_stratum * draws, rng,
                                  config.stratum_weights)
+    if config.method == "belief":
+        if belief is None:
+            raise ValueError("sampling method belief needs the card-location network's belief")
+        important = important_cards(view, config.num_important)
+        owners, weights, stratum, strata, prob = sample_belief(
+            view, belief, important, config.per_stratum * draws, rng, config.calibrate)
+        return DealSample(owners, weights, stratum, important, strata, prob)
+    if config.method in ORACLES:
+        owners = oracle_owners(view, hands, config.num_deals * draws, rng,
+                               config.method == "oracle_important")
+        return DealSample(owners=owners, weights=np.full(len(owners), 1.0 / len(owners)),
+                          stratum=np.zeros(len(owners), dtype=np.int64), important=(),
+                          strata=np.zeros((1, 0), dtype=np.int8), stratum_prob=np.ones(1))
     return sample_uniform(view, config.num_deals * draws, rng)

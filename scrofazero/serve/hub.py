@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scrofazero.agents import PLAYERS, Explanation
+from scrofazero.agents import PLAYERS, Explanation, check_real_game
 from scrofazero.agents import decide as explained_move
 from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal
@@ -138,7 +138,9 @@ class Hub(ClientHub):
     def make_bot(self, kind: str):
         """The registry's player `kind` with its default settings (and the server's network)."""
         spec = PLAYERS[kind]
-        return spec.make(model=self.model() if spec.network else None)
+        bot = spec.make(model=self.model() if spec.network else None)
+        check_real_game(bot, "a table")  # a player that would see the true deal never sits
+        return bot
 
     # --- tables -----------------------------------------------------------------------------
     def match_deals(self, number: int | None):

@@ -1,0 +1,166 @@
+"""How much of the hidden-hand game is lost to inference, and how much each method recovers.
+
+    python benchmarks/inference.py [--checkpoint models/scrofazero.pt] [--deals 16]
+        [--workers 1] [--json PATH] [--png PATH] [--only raw|full]
+
+Plays `evaluate.py --wpg` (two copies of the player against two Mr. Greeds, duplicate protocol)
+for the raw network and the full player with each way of guessing the hidden hands, all on the
+same first --deals standard deals with the same seed, so the per-deal values pair up:
+
+- uniform: deals exactly uniform over those consistent with the view;
+- stratified: stratified on two important cards, strata weighted by counting (full player);
+- stratified_iec: that with the paper's Bayesian weights (the full player's default before the
+  belief network);
+- belief / belief_iec: deals from the card-location network (models/belief.pt), stratified with
+  strata weighted by the belief (full player), without and with IEC on top;
+- oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
+- oracle: the true deal alone (the ceiling; evaluation only).
+
+For each row: WPG, its standard error, seconds per game, the paired difference from `uniform`
+and from the family's previous default with standard errors, and the share of the headroom
+recovered = (row - uniform) / (oracle - uniform). Measurements are stored per row in --out-dir
+and reused when the network, the belief file, the deals, the seed and the overrides are the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from player_settings import paired
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import subprocess  # noqa: E402
+
+from scrofazero.atomic import write_json_atomic  # noqa: E402
+from scrofazero.nn.belief import SHIPPED_BELIEF  # noqa: E402
+from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
+
+FULL_DEALS = "scrofazero.sampling.num_deals=18"  # the default's 18 deals for the unstratified rows
+NO_IEC = "scrofazero.weighting.enabled=false"
+ROWS = {
+    "raw": {
+        "uniform": ["player=raw"],
+        "belief": ["player=raw", "raw.sampling=belief"],
+        "oracle_important": ["player=raw", "raw.sampling=oracle_important"],
+        "oracle": ["player=raw", "raw.sampling=oracle", "raw.num_deals=1"],
+    },
+    "full": {
+        "uniform": ["scrofazero.sampling.method=uniform", FULL_DEALS, NO_IEC],
+        "stratified": ["scrofazero.sampling.method=stratified", NO_IEC],
+        "stratified_iec": ["scrofazero.sampling.method=stratified"],
+        "belief": ["scrofazero.sampling.method=belief", NO_IEC],
+        "belief_iec": ["scrofazero.sampling.method=belief"],
+        "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],
+        "oracle": ["scrofazero.sampling.method=oracle", "scrofazero.sampling.num_deals=1",
+                   NO_IEC],
+    },
+}
+BASELINE = {"raw": "uniform", "full": "stratified_iec"}  # the defaults before the belief network
+
+
+def measurement_key(overrides: list[str], args) -> str:
+    what = json.dumps({"checkpoint": file_sha256(args.checkpoint),
+                       "beliefs": file_sha256(args.beliefs) if Path(args.beliefs).is_file()
+                       else None, "deals": args.deals, "seed": args.seed,
+                       "overrides": sorted(overrides)}, sort_keys=True)
+    return hashlib.sha256(what.encode()).hexdigest()[:16]
+
+
+def run_row(family: str, name: str, overrides: list[str], args) -> dict:
+    out = Path(args.out_dir) / f"{family}_{name}_{measurement_key(overrides, args)}.json"
+    if not out.is_file():
+        beliefs = [f"scrofazero.sampling.beliefs={args.beliefs}", f"raw.beliefs={args.beliefs}"]
+        cmd = [sys.executable, str(ROOT / "evaluate.py"), "--wpg",
+               f"checkpoint={args.checkpoint}", f"deals={args.deals}", f"workers={args.workers}",
+               f"seed={args.seed}", "progress=false", f"out={out}", *beliefs, *overrides]
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())
+
+
+def table(family: str, results: dict) -> list[dict]:
+    base = results["uniform"]["values"]
+    top = results.get("oracle")
+    rows = []
+    for name, res in results.items():
+        gain, gain_se = paired(res["values"], base)
+        prev = results.get(BASELINE[family])
+        vs_prev, vs_prev_se = paired(res["values"], prev["values"]) if prev else (None, None)
+        head = top["wpg"] - results["uniform"]["wpg"] if top else None
+        share = gain / head if head else None
+        rows.append({"family": family, "name": name, "wpg": res["wpg"], "stderr": res["stderr"],
+                     "seconds_per_game": res["seconds_per_game"], "gain_over_uniform": gain,
+                     "gain_stderr": gain_se, "vs_default": vs_prev, "vs_default_stderr":
+                     vs_prev_se, "headroom_share": share, "settings": res.get("settings")})
+    return rows
+
+
+def plot(rows: list[dict], path: Path, deals: int) -> None:
+    import matplotlib  # noqa: PLC0415 - only for --png
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    fig, ax = plt.subplots(figsize=(9, 4))
+    labels = [f"{r['family']}\n{r['name']}" for r in rows]
+    ax.bar(range(len(rows)), [r["wpg"] for r in rows], yerr=[r["stderr"] for r in rows],
+           color=["tab:blue" if r["family"] == "raw" else "tab:orange" for r in rows])
+    ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("WPG against two Mr. Greeds")
+    ax.set_title(f"Inference: guessed hands against the true deal ({deals} deals x 2)")
+    ax.axhline(0, color="black", linewidth=0.5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default=str(ROOT / "models" / "scrofazero.pt"))
+    parser.add_argument("--beliefs", default=str(SHIPPED_BELIEF))
+    parser.add_argument("--deals", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-dir", default="results/inference")
+    parser.add_argument("--only", choices=("raw", "full"), default=None)
+    parser.add_argument("--rows", type=lambda s: s.split(","), default=None,
+                        help="comma-separated row names (uniform always runs; oracle for the "
+                             "share)")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--png", type=Path)
+    args = parser.parse_args()
+    Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    rows = []
+    for family, names in ROWS.items():
+        if args.only and family != args.only:
+            continue
+        results = {}
+        for name, overrides in names.items():
+            if args.rows and name not in args.rows and name != "uniform":
+                continue
+            results[name] = run_row(family, name, overrides, args)
+            r = results[name]
+            print(f"{family:>4} {name:>16}  WPG {r['wpg']:+7.1f} ({r['stderr']:.1f})  "
+                  f"{r['seconds_per_game']:.2f} s/game", flush=True)
+        rows += table(family, results)
+    print()
+    for r in rows:
+        share = f"{r['headroom_share']:.2f}" if r["headroom_share"] is not None else "-"
+        vs = (f"{r['vs_default']:+6.1f} ({r['vs_default_stderr']:.1f})"
+              if r["vs_default"] is not None else "-")
+        print(f"{r['family']:>4} {r['name']:>16}  WPG {r['wpg']:+7.1f} ({r['stderr']:.1f})  "
+              f"over uniform {r['gain_over_uniform']:+6.1f} ({r['gain_stderr']:.1f})  "
+              f"vs default {vs}  share {share}  {r['seconds_per_game']:.2f} s/game")
+    payload = {"checkpoint": args.checkpoint, "beliefs": args.beliefs, "deals": args.deals,
+               "seed": args.seed, "workers": args.workers, "rows": rows}
+    if args.json:
+        print(f"wrote {write_json_atomic(args.json, payload)}")
+    if args.png:
+        plot(rows, args.png, args.deals)
+        print(f"wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,492 @@
+"""Training data and training for the card-location network (nn/belief.py).
+
+Data: hidden-hand games played by the players our player meets and is (Mr. Greed, Mr. If, Mr.
+Random, the raw network, the full player, the full player with a belief), each seat seeing only
+its own view, on fresh random deals. Never the standard deals the evaluation uses: the generator
+refuses any deal that is one of them (in any rotation), so a network cannot remember them.
+Games are written in shards (`shard_00000.npz`, ...) atomically; a generation that is stopped
+continues where it stopped, shard by shard, and gives the same games (every game's deal and
+every decision's randomness come from (seed, game index)).
+
+Every position is one seat's information at one of its own decisions; the target is the true
+holder of each card it cannot see. `fit` trains by cross-entropy over the unseen cards (per card
+a softmax over the seats that may hold it) and reports held-out log-loss per trick against the
+exact uniform prior under the known constraints. Used by `python -m scrofazero.train.belief`
+(generate | fit | report) and benchmarks/inference.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import multiprocessing as mp
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from scrofazero.agents import make_agent
+from scrofazero.agents.scrofazero_agent import play_sampling
+from scrofazero.atomic import write_atomic, write_json_atomic
+from scrofazero.eval.driver import find_checkpoint
+from scrofazero.games.gongzhu.cards import NUM_CARDS
+from scrofazero.games.gongzhu.deals import hands_of, load_deals, random_deal
+from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.belief import (
+    BeliefModel,
+    BeliefNet,
+    Positions,
+    allowed_seats,
+    features,
+    load_belief,
+    masked_log_probs,
+    save_belief,
+)
+from scrofazero.sampling.belief import marginals
+from scrofazero.sampling.oracle import DECIDING
+
+# The players of the data, by name: the registry's player and its settings.
+KINDS = {
+    "greed": ("greed", {}),
+    "if": ("if", {}),
+    "random": ("random", {}),
+    "raw": ("raw", {}),
+    "scrofazero": ("scrofazero", {}),
+    "belief_raw": ("raw", {"sampling": "belief"}),
+    "belief": ("scrofazero", {"sampling": {"method": "belief"}}),
+}
+
+
+class StandardDealError(ValueError):
+    """A deal of the evaluation set was offered as training data."""
+
+
+def deal_key(deal) -> frozenset:
+    """The four hands of a deal as a set of 52-bit masks: equal for a deal and its rotations."""
+    return frozenset(hands_of(np.asarray(deal)))
+
+
+_STANDARD: set | None = None
+
+
+def check_not_standard(deal) -> None:
+    """Refuse a deal that is one of the 1024 standard deals, in any seat rotation."""
+    global _STANDARD
+    if _STANDARD is None:
+        _STANDARD = {deal_key(d) for d in load_deals()}
+    if deal_key(deal) in _STANDARD:
+        raise StandardDealError("this deal is one of the standard evaluation deals: never "
+                                "train on them")
+
+
+def parse_mix(mix: str) -> list[tuple[str, str, float]]:
+    """'scrofazero:greed=3,raw:greed=1' -> [(team A kind, team B kind, weight)], checked."""
+    out = []
+    for item in mix.split(","):
+        pair, _, weight = item.strip().partition("=")
+        a, _, b = pair.partition(":")
+        for kind in (a, b):
+            if kind not in KINDS:
+                raise ValueError(f"mix {mix!r}: unknown player kind {kind!r}; choose from "
+                                 f"{', '.join(KINDS)}")
+        try:
+            w = float(weight or 1)
+        except ValueError:
+            raise ValueError(f"mix {mix!r}: weight {weight!r} is not a number") from None
+        if not w > 0:
+            raise ValueError(f"mix {mix!r}: weight of {pair} must be > 0")
+        out.append((a, b, w))
+    return out
+
+
+@dataclass
+class GameRecords:
+    """G games: deal [G, 52] (card indices, seat i holds positions 13i..13i+12), leader [G],
+    cards [G, 52] and seats [G, 52] (the plays in order), kinds [G, 4] (index into KINDS)."""
+
+    deal: np.ndarray
+    leader: np.ndarray
+    cards: np.ndarray
+    seats: np.ndarray
+    kinds: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.leader)
+
+    @staticmethod
+    def concat(parts) -> "GameRecords":
+        parts = list(parts)
+        return GameRecords(*(np.concatenate([getattr(p, f) for p in parts])
+                             for f in ("deal", "leader", "cards", "seats", "kinds")))
+
+    def owners(self) -> np.ndarray:
+        """[G, 52] the seat that was dealt each card."""
+        out = np.empty((len(self), NUM_CARDS), dtype=np.int64)
+        out[np.arange(len(self))[:, None], self.deal] = np.repeat(np.arange(4), 13)[None, :]
+        return out
+
+
+# --- generation (worker processes) ---------------------------------------------------------
+_AGENTS: dict = {}
+
+
+def _build(kinds, checkpoint, beliefs) -> dict:
+    agents = {}
+    for kind in kinds:
+        name, settings = KINDS[kind]
+        kwargs = dict(settings)
+        if name in ("raw", "scrofazero"):
+            kwargs["checkpoint"] = checkpoint
+            if kind.startswith("belief"):
+                kwargs["beliefs"] = beliefs
+        agents[kind] = make_agent(name, **_settings_kwargs(name, kwargs))
+    return agents
+
+
+def _settings_kwargs(name: str, kwargs: dict) -> dict:
+    """Nested settings ({'sampling': {'method': ...}}) as the player's settings objects."""
+    if name == "scrofazero" and isinstance(kwargs.get("sampling"), dict):
+        sampling = play_sampling()
+        for key, value in kwargs["sampling"].items():
+            setattr(sampling, key, value)
+        sampling.__post_init__()
+        kwargs = dict(kwargs, sampling=sampling)
+    return kwargs
+
+
+def _init(kinds, checkpoint, beliefs) -> None:
+    torch.set_num_threads(1)
+    _AGENTS.update(_build(kinds, checkpoint, beliefs))
+
+
+def play_recorded(deal, leader: int, agents, rngs) -> tuple[np.ndarray, np.ndarray]:
+    """Play one hidden-hand game; returns (cards [52], seats [52]) in play order."""
+    state = GongzhuState(deal, leader)
+    for _ in range(NUM_CARDS):
+        seat = state.current_player
+        state.apply(int(agents[seat].act(state.view(seat), rngs[seat])))
+    seats, cards = zip(*state.history)
+    return np.array(cards, dtype=np.int8), np.array(seats, dtype=np.int8)
+
+
+def _game(seed: int, index: int, mix) -> tuple:
+    """Game `index`: its deal, leader and seating from (seed, index)."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, index, 7]))
+    deal = random_deal(rng)
+    check_not_standard(deal)
+    weights = np.array([w for _, _, w in mix])
+    a, b, _ = mix[int(rng.choice(len(mix), p=weights / weights.sum()))]
+    seating = [a, b, a, b] if rng.random() < 0.5 else [b, a, b, a]
+    return deal, int(rng.integers(4)), seating
+
+
+def _play_games(seed: int, start: int, count: int, mix) -> GameRecords:
+    names = list(KINDS)
+    rows = []
+    for index in range(start, start + count):
+        deal, leader, seating = _game(seed, index, mix)
+        rngs = [np.random.default_rng(np.random.SeedSequence([seed, index, s])) for s in range(4)]
+        cards, seats = play_recorded(deal, leader, [_AGENTS[k] for k in seating], rngs)
+        rows.append((deal, leader, cards, seats, [names.index(k) for k in seating]))
+    return GameRecords(np.array([r[0] for r in rows], dtype=np.int8),
+                       np.array([r[1] for r in rows], dtype=np.int8),
+                       np.stack([r[2] for r in rows]), np.stack([r[3] for r in rows]),
+                       np.array([r[4] for r in rows], dtype=np.int8))
+
+
+def save_shard(path, records: GameRecords) -> Path:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{f: getattr(records, f) for f in
+                                   ("deal", "leader", "cards", "seats", "kinds")})
+    data = buffer.getvalue()
+    return write_atomic(path, lambda f: f.write(data))
+
+
+def load_shards(folders) -> GameRecords:
+    """Every shard_*.npz of `folders` (a path or a list), in name order; ValueError naming a bad
+    file."""
+    folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
+    parts = []
+    for folder in folders:
+        files = sorted(Path(folder).glob("shard_*.npz"))
+        if not files:
+            raise FileNotFoundError(f"no shard_*.npz in {folder}")
+        for path in files:
+            try:
+                with np.load(path) as z:
+                    parts.append(GameRecords(z["deal"], z["leader"], z["cards"], z["seats"],
+                                             z["kinds"]))
+            except (OSError, KeyError, ValueError) as err:
+                raise ValueError(f"{path}: not a game shard ({err})") from None
+    return GameRecords.concat(parts)
+
+
+def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None,
+             beliefs: str | None = None, workers: int = 1, shard_games: int = 256,
+             progress: bool = True) -> Path:
+    """Play `games` games of the seating `mix` into shards under `out` (resumable)."""
+    mix_list = parse_mix(mix)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    info = {"mix": mix, "seed": seed, "shard_games": shard_games, "checkpoint": checkpoint,
+            "beliefs": beliefs, "kinds": list(KINDS)}
+    info_path = out / "info.json"
+    if info_path.exists():
+        old = json.loads(info_path.read_text())
+        changed = [k for k in ("mix", "seed", "shard_games") if old.get(k) != info[k]]
+        if changed:
+            raise ValueError(f"{out} holds games of other settings ({', '.join(changed)}); "
+                             "use another folder")
+    write_json_atomic(info_path, info)
+    kinds = sorted({k for a, b, _ in mix_list for k in (a, b)})
+    todo = [k for k in range(math.ceil(games / shard_games))
+            if not (out / f"shard_{k:05d}.npz").exists()]
+    started = time.perf_counter()
+    if workers <= 1:
+        _init(kinds, checkpoint, beliefs)
+        for k in todo:
+            count = min(shard_games, games - k * shard_games)
+            save_shard(out / f"shard_{k:05d}.npz", _play_games(seed, k * shard_games, count,
+                                                                mix_list))
+            if progress:
+                print(f"shard {k}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return out
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
+                             initargs=(kinds, checkpoint, beliefs)) as pool:
+        futures = {pool.submit(_play_games, seed, k * shard_games,
+                               min(shard_games, games - k * shard_games), mix_list): k
+                   for k in todo}
+        for future in futures:
+            k = futures[future]
+            save_shard(out / f"shard_{k:05d}.npz", future.result())
+            if progress:
+                print(f"shard {k}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return out
+
+
+# --- positions and targets -----------------------------------------------------------------
+def positions(records: GameRecords, games: np.ndarray, plies: np.ndarray, owners=None):
+    """Positions of (game, ply) pairs (the mover's view just before its play) and their targets
+    [B, 52]: the relative seat index 0..2 (seat viewer + 1 + j) of each unseen card's holder,
+    -1 for cards the viewer sees. owners: records.owners(), when the caller keeps it."""
+    owners = (records.owners() if owners is None else owners)[games]  # [B, 52]
+    cards = records.cards[games].astype(np.int64)
+    seats = records.seats[games].astype(np.int64)
+    viewer = seats[np.arange(len(games)), plies]
+    hand = owners == viewer[:, None]
+    before = np.arange(NUM_CARDS)[None, :] < plies[:, None]
+    played_by_me = np.zeros_like(hand)
+    rows, idx = np.nonzero(before & (seats == viewer[:, None]))
+    played_by_me[rows, cards[rows, idx]] = True
+    hand &= ~played_by_me
+    p = Positions(hand, cards, seats, plies.astype(np.int64), viewer)
+    rel = (owners - viewer[:, None]) % 4 - 1
+    allowed = allowed_seats(p)
+    target = np.where(allowed.any(axis=2), rel, -1)
+    return p, target, allowed
+
+
+def _loss(net, p: Positions, target: np.ndarray, allowed: np.ndarray, device) -> torch.Tensor:
+    x = torch.from_numpy(features(p)).to(device)
+    allowed_t = torch.from_numpy(allowed).to(device)
+    logp = masked_log_probs(net(x), allowed_t)  # [B, 52, 3]
+    t = torch.from_numpy(target).to(device)
+    mask = t >= 0
+    picked = logp.gather(2, t.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # [B, 52]
+    picked = torch.where(mask, picked, torch.zeros_like(picked))  # seen cards: -inf, not counted
+    return -picked.sum() / mask.sum().clamp(min=1)
+
+
+def split(records: GameRecords, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """Train and validation game indices: every game whose index hashes into the validation
+    fraction is held out (deterministic, the same for any number of shards)."""
+    g = np.arange(len(records))
+    held = (g * 2654435761 % 1000) < val_fraction * 1000
+    return g[~held], g[held]
+
+
+def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
+        batch: int = 512, lr: float = 1e-3, val_fraction: float = 0.05, seed: int = 0,
+        device: str = "cpu", max_minutes: float = 0.0, init: str | None = None,
+        meta: dict | None = None, progress: bool = True) -> dict:
+    """Train a belief network on the shards of `data` and write it to `out` (atomically, after
+    every epoch). Returns the training summary (also stored in the file's meta)."""
+    records = load_shards(data)
+    train_g, val_g = split(records, val_fraction)
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    net = load_belief(init).net if init else BeliefNet(hidden, num_blocks)
+    net.to(device).train()
+    steps = int(epochs * len(train_g) * NUM_CARDS / batch)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1),
+                                                pct_start=0.05)
+    owners = records.owners()
+    val = positions(records, np.repeat(val_g, NUM_CARDS), np.tile(np.arange(NUM_CARDS),
+                                                                   len(val_g)), owners)
+    started = time.perf_counter()
+    history = []
+    step = 0
+    per_epoch = max(1, steps // max(1, int(math.ceil(epochs))))
+    for step in range(steps):
+        games = rng.choice(train_g, batch)
+        plies = rng.integers(0, NUM_CARDS, batch)
+        p, target, allowed = positions(records, games, plies, owners)
+        loss = _loss(net, p, target, allowed, device)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        last = step == steps - 1
+        minutes = (time.perf_counter() - started) / 60
+        if (step + 1) % per_epoch == 0 or last or (max_minutes and minutes > max_minutes):
+            val_loss = _val_loss(net, val, device)
+            history.append({"step": step + 1, "train_loss": float(loss.detach()), "val_loss": val_loss,
+                            "minutes": minutes})
+            if progress:
+                print(f"step {step + 1}/{steps} train {float(loss.detach()):.4f} val {val_loss:.4f} "
+                      f"{minutes:.1f} min", file=sys.stderr)
+            summary = {"games": len(records), "train_games": len(train_g),
+                       "val_games": len(val_g), "steps": step + 1, "batch": batch, "lr": lr,
+                       "minutes": minutes, "history": history, **(meta or {})}
+            save_belief(out, net.cpu(), summary)
+            net.to(device)
+            if max_minutes and minutes > max_minutes:
+                break
+    return summary
+
+
+@torch.no_grad()
+def _val_loss(net, val, device, chunk: int = 4096) -> float:
+    net.eval()
+    p, target, allowed = val
+    total = count = 0.0
+    for s in range(0, len(p), chunk):
+        sl = slice(s, s + chunk)
+        part = Positions(p.hand[sl], p.cards[sl], p.seats[sl], p.plies[sl], p.viewer[sl])
+        mask = target[sl] >= 0
+        total += float(_loss(net, part, target[sl], allowed[sl], device)) * mask.sum()
+        count += mask.sum()
+    net.train()
+    return total / max(count, 1)
+
+
+def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
+    """[B, 52, 3] exact marginals of the uniform distribution over the deals consistent with
+    each position's hand sizes and voids (the constrained product model with weights 1)."""
+    out = np.zeros(allowed.shape)
+    for row in range(len(p)):
+        cards = np.flatnonzero(allowed[row].any(axis=1))
+        if not len(cards):
+            continue
+        sizes = np.zeros(3, dtype=np.int64)
+        played = p.seats[row, :p.plies[row]]
+        for j in range(3):
+            sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
+        out[row, cards] = marginals(allowed[row, cards].astype(np.float64), sizes)
+    return out
+
+
+def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
+    """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
+    exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
+    player holding the card."""
+    records = load_shards(data)
+    _, val_g = split(records, val_fraction)
+    val_g = val_g[:games]
+    p, target, allowed = positions(records, np.repeat(val_g, NUM_CARDS),
+                                   np.tile(np.arange(NUM_CARDS), len(val_g)))
+    model = load_belief(beliefs)
+    probs = np.concatenate([model.relative(Positions(p.hand[s:s + 4096], p.cards[s:s + 4096],
+                                                     p.seats[s:s + 4096], p.plies[s:s + 4096],
+                                                     p.viewer[s:s + 4096]))
+                            for s in range(0, len(p), 4096)])
+    prior = uniform_prior(p, allowed)
+    rows, cards = np.nonzero(target >= 0)
+    t = target[rows, cards]
+    ll_net = -np.log(np.maximum(probs[rows, cards, t], 1e-12))
+    ll_uni = -np.log(np.maximum(prior[rows, cards, t], 1e-12))
+    uncertain = allowed[rows, cards].sum(axis=1) > 1
+    acc_net = probs[rows, cards].argmax(axis=1) == t
+    acc_uni = prior[rows, cards].argmax(axis=1) == t
+    trick = p.plies[rows] // 4
+    deciding = np.isin(cards, DECIDING)
+    holder_kind = records.kinds[np.repeat(val_g, NUM_CARDS)[rows],
+                                (p.viewer[rows] + 1 + t) % 4]
+
+    def stats(sel) -> dict:
+        sel = sel & uncertain
+        n = int(sel.sum())
+        if not n:
+            return {"cards": 0}
+        return {"cards": n, "logloss_belief": float(ll_net[sel].mean()),
+                "logloss_uniform": float(ll_uni[sel].mean()),
+                "accuracy_belief": float(acc_net[sel].mean()),
+                "accuracy_uniform": float(acc_uni[sel].mean())}
+
+    names = list(KINDS)
+    return {"games": len(val_g), "all": stats(np.ones_like(uncertain)),
+            "deciding": stats(deciding),
+            "by_trick": [stats(trick == k) for k in range(13)],
+            "deciding_by_trick": [stats(deciding & (trick == k)) for k in range(13)],
+            "by_holder_kind": {names[k]: stats(holder_kind == k)
+                               for k in np.unique(holder_kind)}}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m scrofazero.train.belief",
+                                     description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="play games into shards (resumable)")
+    g.add_argument("--out", required=True)
+    g.add_argument("--games", type=int, required=True)
+    g.add_argument("--mix", default="scrofazero:greed=3,raw:greed=2,greed:greed=1,if:greed=1,"
+                                    "random:greed=0.5,scrofazero:raw=1")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--checkpoint", default=None, help="policy/value network (default: shipped)")
+    g.add_argument("--beliefs", default=None, help="belief network of the belief players")
+    g.add_argument("--workers", type=int, default=1)
+    g.add_argument("--shard-games", type=int, default=256)
+    f = sub.add_parser("fit", help="train a belief network on shards")
+    f.add_argument("--data", nargs="+", required=True)
+    f.add_argument("--out", required=True)
+    f.add_argument("--hidden", type=int, default=512)
+    f.add_argument("--blocks", type=int, default=2)
+    f.add_argument("--epochs", type=float, default=4.0)
+    f.add_argument("--batch", type=int, default=512)
+    f.add_argument("--lr", type=float, default=1e-3)
+    f.add_argument("--device", default="cpu")
+    f.add_argument("--max-minutes", type=float, default=0.0)
+    f.add_argument("--init", default=None)
+    f.add_argument("--seed", type=int, default=0)
+    r = sub.add_parser("report", help="held-out log-loss against the uniform prior")
+    r.add_argument("--data", nargs="+", required=True)
+    r.add_argument("--beliefs", default=None)
+    r.add_argument("--games", type=int, default=200)
+    r.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    if args.command == "generate":
+        checkpoint = find_checkpoint(args.checkpoint, root="/nonexistent")
+        generate(args.out, args.games, args.mix, args.seed, checkpoint, args.beliefs,
+                 args.workers, args.shard_games)
+    elif args.command == "fit":
+        summary = fit(args.data, args.out, args.hidden, args.blocks, args.epochs, args.batch,
+                      args.lr, seed=args.seed, device=args.device, max_minutes=args.max_minutes,
+                      init=args.init, meta={"data": [str(d) for d in args.data]})
+        print(json.dumps({k: v for k, v in summary.items() if k != "history"}))
+    else:
+        result = report(args.data, args.beliefs, args.games)
+        print(json.dumps({k: result[k] for k in ("games", "all", "deciding")}, indent=1))
+        if args.json:
+            write_json_atomic(args.json, result)
+
+
+if __name__ == "__main__":
+    main()
