@@ -100,13 +100,19 @@ def table(family: str, results: dict) -> list[dict]:
     return rows
 
 
+def _num(x) -> str:
+    """A standard error for printing: one decimal, or '-' when there is none (one deal)."""
+    return "-" if x is None or x != x else f"{x:.1f}"
+
+
 def plot(rows: list[dict], path: Path, deals: int) -> None:
     import matplotlib  # noqa: PLC0415 - only for --png
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
     fig, ax = plt.subplots(figsize=(9, 4))
     labels = [f"{r['family']}\n{r['name']}" for r in rows]
-    ax.bar(range(len(rows)), [r["wpg"] for r in rows], yerr=[r["stderr"] for r in rows],
+    ax.bar(range(len(rows)), [r["wpg"] for r in rows],
+           yerr=[r["stderr"] if r["stderr"] is not None else 0.0 for r in rows],
            color=["tab:blue" if r["family"] == "raw" else "tab:orange" for r in rows])
     ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("WPG against two Mr. Greeds")
@@ -142,16 +148,16 @@ def main() -> None:
                 continue
             results[name] = run_row(family, name, overrides, args)
             r = results[name]
-            print(f"{family:>4} {name:>16}  WPG {r['wpg']:+7.1f} ({r['stderr']:.1f})  "
+            print(f"{family:>4} {name:>16}  WPG {r['wpg']:+7.1f} ({_num(r['stderr'])})  "
                   f"{r['seconds_per_game']:.2f} s/game", flush=True)
         rows += table(family, results)
     print()
     for r in rows:
         share = f"{r['headroom_share']:.2f}" if r["headroom_share"] is not None else "-"
-        vs = (f"{r['vs_default']:+6.1f} ({r['vs_default_stderr']:.1f})"
+        vs = (f"{r['vs_default']:+6.1f} ({_num(r['vs_default_stderr'])})"
               if r["vs_default"] is not None else "-")
-        print(f"{r['family']:>4} {r['name']:>16}  WPG {r['wpg']:+7.1f} ({r['stderr']:.1f})  "
-              f"over uniform {r['gain_over_uniform']:+6.1f} ({r['gain_stderr']:.1f})  "
+        print(f"{r['family']:>4} {r['name']:>16}  WPG {r['wpg']:+7.1f} ({_num(r['stderr'])})  "
+              f"over uniform {r['gain_over_uniform']:+6.1f} ({_num(r['gain_stderr'])})  "
               f"vs default {vs}  share {share}  {r['seconds_per_game']:.2f} s/game")
     payload = {"checkpoint": args.checkpoint, "beliefs": args.beliefs, "deals": args.deals,
                "seed": args.seed, "workers": args.workers, "rows": rows}

@@ -124,6 +124,10 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
         if name == "scrofazero":  # new since: the paper's plays, float32, by default
             assert now["weighting"].pop("plays") == "relevant"
             assert now.pop("precision") == "float32"
+            # the card-location network's file and calibration (used by method=belief only)
+            assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
+        if name == "raw":  # new since: where the raw player's deals come from
+            assert now.pop("sampling") == "uniform" and now.pop("beliefs") == ""
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
@@ -131,8 +135,9 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     added = set(_flatten(new)) - set(_flatten(old))
     assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero"} == {"greed", "raw"}
-    assert {k for k in added if k.startswith("scrofazero")} == {"scrofazero.weighting.plays",
-                                                                "scrofazero.precision"}
+    assert {k for k in added if k.startswith("scrofazero")} == {
+        "scrofazero.weighting.plays", "scrofazero.precision", "scrofazero.sampling.beliefs",
+        "scrofazero.sampling.calibrate"}
     assert new["belief_opponent"] is None and new["scrofazero"]["weighting"]["plays"] == "relevant"
     notes = capsys.readouterr().err.splitlines()
     assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]

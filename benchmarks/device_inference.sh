@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The 1024-deal inference rows of docs/results.md on a machine with many cores (the device
+# machine: 16), every row `evaluate.py --wpg` with the same seed, so they pair with each other
+# and with the repository's stored 1024-deal results of the default player.
+#
+#   bash benchmarks/device_inference.sh OUT_DIR [BELIEFS]
+#
+# Rows run in order of value and are skipped once less than NEED seconds of BUDGET are left;
+# every row's JSON is merged into OUT_DIR/inference_rows.json (a device run brings back few
+# files). WORKERS (default: the cores), DEALS (1024), PYTHON (python3).
+set -u
+out=${1:?usage: device_inference.sh OUT_DIR [BELIEFS]}
+beliefs=${2:-models/belief.pt}
+py=${PYTHON:-python3}
+workers=${WORKERS:-$(nproc)}
+deals=${DEALS:-1024}
+budget=${BUDGET:-540}
+need=${NEED:-60}
+start=$(date +%s)
+mkdir -p "$out/rows"
+row() {
+    local name=$1; shift
+    local left=$(( budget - ($(date +%s) - start) ))
+    if [ "$left" -lt "$need" ]; then echo "skip $name ($left s left)"; return; fi
+    local t0=$(date +%s)
+    "$py" evaluate.py --wpg deals="$deals" workers="$workers" seed=0 progress=false \
+        checkpoint=models/scrofazero.pt out="$out/rows/$name.json" "$@" 2>&1 | tail -1
+    echo "$name: $(( $(date +%s) - t0 )) s"
+}
+no_iec=scrofazero.weighting.enabled=false
+row full_belief scrofazero.sampling.method=belief scrofazero.sampling.beliefs="$beliefs" $no_iec
+row raw_belief player=raw raw.sampling=belief raw.beliefs="$beliefs"
+row full_oracle scrofazero.sampling.method=oracle scrofazero.sampling.num_deals=1 $no_iec
+row raw_oracle player=raw raw.sampling=oracle raw.num_deals=1
+row raw_oracle_important player=raw raw.sampling=oracle_important
+row full_uniform scrofazero.sampling.method=uniform scrofazero.sampling.num_deals=18 $no_iec
+row full_belief_iec scrofazero.sampling.method=belief scrofazero.sampling.beliefs="$beliefs"
+row full_oracle_important scrofazero.sampling.method=oracle_important \
+    scrofazero.sampling.num_deals=18 $no_iec
+"$py" - "$out" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+rows = {p.stem: json.loads(p.read_text()) for p in sorted((out / "rows").glob("*.json"))}
+(out / "inference_rows.json").write_text(json.dumps(rows, indent=1))
+for name, r in rows.items():
+    print(f"{name:>22} WPG {r['wpg']:+7.1f} ({r['stderr']:.1f}) {r['seconds_per_game']:.2f} s/game")
+PY
