@@ -23,18 +23,20 @@ row() {
     local left=$(( budget - ($(date +%s) - start) ))
     if [ "$left" -lt "$need" ]; then echo "skip $name ($left s left)"; return; fi
     local t0=$(date +%s)
-    "$py" evaluate.py --wpg deals="$deals" workers="$workers" seed=0 progress=false \
+    "$py" evaluate.py --wpg deals="${DEALS:-$deals}" workers="$workers" seed=0 progress=false \
         checkpoint=models/scrofazero.pt out="$out/rows/$name.json" "$@" 2>&1 | tail -1
     echo "$name: $(( $(date +%s) - t0 )) s"
 }
 no_iec=scrofazero.weighting.enabled=false
-row full_belief scrofazero.sampling.method=belief scrofazero.sampling.beliefs="$beliefs" $no_iec
-row raw_belief player=raw raw.sampling=belief raw.beliefs="$beliefs"
-row full_oracle scrofazero.sampling.method=oracle scrofazero.sampling.num_deals=1 $no_iec
-row raw_oracle player=raw raw.sampling=oracle raw.num_deals=1
-row raw_oracle_important player=raw raw.sampling=oracle_important
+belief="scrofazero.sampling.method=belief scrofazero.sampling.beliefs=$beliefs"
+row full_belief $belief $no_iec
 row full_uniform scrofazero.sampling.method=uniform scrofazero.sampling.num_deals=18 $no_iec
-row full_belief_iec scrofazero.sampling.method=belief scrofazero.sampling.beliefs="$beliefs"
+# Robustness (issue 34 item 6): the default and the belief player against other opponents.
+for opp in if random raw; do
+    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_default" opponent=$opp
+    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $no_iec
+done
+row full_belief_iec $belief
 row full_oracle_important scrofazero.sampling.method=oracle_important \
     scrofazero.sampling.num_deals=18 $no_iec
 "$py" - "$out" <<'PY'

@@ -158,6 +158,7 @@ class EvaluateConfig:
     mode: str = "matrix"  # gongzhu: matrix (every pair of `players`) | wpg (`player` vs two Mr. Greeds) | belief (eval/iec_diagnostic.py); fish: track | match
     players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows (fish mode=match: the two teams' players)
     player: str = "scrofazero"  # the player measured by mode=wpg
+    opponent: str = "greed"  # mode=wpg: the two opponents (Mr. Greed defines WPG; another name measures robustness)
     checkpoint: Optional[str] = None  # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
     scrofazero: ScrofaZeroSettings = field(default_factory=ScrofaZeroSettings)  # the 'scrofazero' player: search, sampling, weighting
     raw: RawSettings = field(default_factory=RawSettings)  # the 'raw' player: num_deals, mode (value: 1-ply value search, paper | policy)

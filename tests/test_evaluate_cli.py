@@ -1,7 +1,8 @@
 """evaluate.py entry point.
 
 Invariants: `--matrix` writes the documented JSON shape (players, margin, stderr, deals) with an
-antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed; bad input
+antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed (or `opponent=NAME`, the same margin as
+the matrix's); bad input
 (unknown player, bad deal count, unreadable deal file) fails with a message naming it and writes
 no output file; `--wpg` measures the ScrofaZero player by default and writes wpg, stderr,
 deals, games and seconds_per_game; `--matrix` takes the network players and prints the
@@ -65,6 +66,18 @@ def test_wpg_json(tmp_path):
     result = json.loads(out.read_text())
     assert result["player"] == "random" and result["deals"] == 2
     assert isinstance(result["wpg"], float)
+
+
+def test_wpg_against_another_opponent_matches_the_matrix(tmp_path):
+    out = tmp_path / "w.json"
+    proc = run_cli("--wpg", "player=random", "opponent=if", "deals=3", f"out={out}")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["opponent"] == "if" and "against two if" in proc.stdout
+    matrix = tmp_path / "m.json"
+    assert run_cli("--matrix", "players=[if,random]", "deals=3", f"out={matrix}").returncode == 0
+    assert result["wpg"] == pytest.approx(json.loads(matrix.read_text())["margin"][0][1])
+    assert run_cli("--wpg", "player=random", "opponent=nobody", "deals=1").returncode != 0
 
 
 def test_bad_input_is_named(tmp_path):

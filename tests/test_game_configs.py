@@ -134,7 +134,8 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
     assert settings_changes(old, new) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     added = set(_flatten(new)) - set(_flatten(old))
-    assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero"} == {"greed", "raw"}
+    assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero", "opponent"} == {
+        "greed", "raw"}
     assert {k for k in added if k.startswith("scrofazero")} == {
         "scrofazero.weighting.plays", "scrofazero.precision", "scrofazero.sampling.beliefs",
         "scrofazero.sampling.calibrate"}

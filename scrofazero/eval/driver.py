@@ -119,17 +119,19 @@ def run_evaluate(cfg) -> dict:
             result["intransitivity"] = intransitivity(result["margin"])
             print(format_intransitivity(players, result["intransitivity"]))
     elif cfg.mode == "wpg":
-        _check_players([cfg.player, "greed" if cfg.player != "greed" else "random"])
-        kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player, "greed"], workers)
+        opponent = cfg.get("opponent", "greed")
+        for name in {cfg.player, opponent}:  # a player may meet copies of itself
+            player_spec(name)
+        kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player, opponent], workers)
         deals = load_deals(cfg.deals_file, limit=cfg.deals)
         if checkpoint:
             print(f"{cfg.player} plays with {checkpoint}")
         started = time.perf_counter()
-        match = duplicate_match(cfg.player, "greed", deals, seed=cfg.seed, workers=workers,
+        match = duplicate_match(cfg.player, opponent, deals, seed=cfg.seed, workers=workers,
                                 progress=cfg.progress, agent_kwargs=kwargs, backend=backend)
         wall = time.perf_counter() - started
         games = 2 * match.deals
-        result = {"player": cfg.player, "wpg": match.mean, "stderr": match.stderr,
+        result = {"player": cfg.player, "opponent": opponent, "wpg": match.mean, "stderr": match.stderr,
                   "deals": match.deals, "games": games,
                   # time one worker process spends per game (all four seats' moves)
                   "seconds_per_game": wall * min(workers, match.deals) / games,
@@ -137,7 +139,8 @@ def run_evaluate(cfg) -> dict:
                   # per-deal values, so that two runs on the same deals can be compared paired
                   "values": match.values.tolist()}
         result["settings"] = dataclasses.asdict(player_settings(cfg, player_spec(cfg.player)))
-        print(f"WPG of {cfg.player}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
+        against = "" if opponent == "greed" else f" against two {opponent}"
+        print(f"WPG of {cfg.player}{against}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
               f"over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
     elif cfg.mode == "belief":
         result = _run_belief(cfg)
