@@ -182,9 +182,15 @@ def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndar
         m = marginals(w, sizes)
         if np.max(np.abs(m - target)) < tol:
             break
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(allowed, w * target / np.maximum(m, 1e-12), 0.0)
-        w /= np.maximum(w.max(axis=1, keepdims=True), 1e-300)  # per card: scale is free
+        # A cell the constraints make impossible has marginal 0: leave it be rather than blow
+        # it up; a step is bounded so that the weights stay finite and positive.
+        ratio = np.where(m > 1e-12, target / np.maximum(m, 1e-12), 1.0)
+        new = np.where(allowed, w * np.clip(ratio, 1e-3, 1e3), 0.0)
+        new /= np.maximum(new.max(axis=1, keepdims=True), 1e-300)  # per card: scale is free
+        new = np.where(allowed, np.maximum(new, 1e-12), 0.0)
+        if not np.all(np.isfinite(new)):
+            break
+        w = new
     return w
 
 

@@ -315,11 +315,21 @@ def split(records: GameRecords, val_fraction: float) -> tuple[np.ndarray, np.nda
 def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
         batch: int = 512, lr: float = 1e-3, val_fraction: float = 0.05, seed: int = 0,
         device: str = "cpu", max_minutes: float = 0.0, init: str | None = None,
-        meta: dict | None = None, progress: bool = True) -> dict:
-    """Train a belief network on the shards of `data` and write it to `out` (atomically, after
-    every epoch). Returns the training summary (also stored in the file's meta)."""
-    records = load_shards(data)
+        meta: dict | None = None, progress: bool = True, data_weights=None) -> dict:
+    """Train a belief network on the shards of `data` (a folder or a list) and write it to
+    `out` (atomically, after every epoch). data_weights: one weight per folder, how often its
+    games are drawn relative to their number (default: all 1). Returns the training summary
+    (also stored in the file's meta)."""
+    folders = [data] if isinstance(data, (str, Path)) else list(data)
+    parts = [load_shards(folder) for folder in folders]
+    records = GameRecords.concat(parts)
+    weights = np.ones(len(folders)) if data_weights is None else np.asarray(data_weights, float)
+    if len(weights) != len(folders) or not np.all(weights > 0):
+        raise ValueError(f"data_weights must give one positive weight per data folder "
+                         f"({len(folders)}), got {list(weights)}")
+    per_game = np.repeat(weights, [len(p) for p in parts])
     train_g, val_g = split(records, val_fraction)
+    draw_p = per_game[train_g] / per_game[train_g].sum()
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     net = load_belief(init).net if init else BeliefNet(hidden, num_blocks)
@@ -336,7 +346,7 @@ def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
     step = 0
     per_epoch = max(1, steps // max(1, int(math.ceil(epochs))))
     for step in range(steps):
-        games = rng.choice(train_g, batch)
+        games = rng.choice(train_g, batch, p=draw_p)
         plies = rng.integers(0, NUM_CARDS, batch)
         p, target, allowed = positions(records, games, plies, owners)
         loss = _loss(net, p, target, allowed, device)
@@ -465,7 +475,10 @@ def main(argv=None) -> None:
     f.add_argument("--device", default="cpu")
     f.add_argument("--max-minutes", type=float, default=0.0)
     f.add_argument("--init", default=None)
+    f.add_argument("--weights", type=float, nargs="+", default=None,
+                   help="one weight per --data folder (how often its games are drawn)")
     f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--threads", type=int, default=1, help="torch threads")
     r = sub.add_parser("report", help="held-out log-loss against the uniform prior")
     r.add_argument("--data", nargs="+", required=True)
     r.add_argument("--beliefs", default=None)
@@ -477,9 +490,11 @@ def main(argv=None) -> None:
         generate(args.out, args.games, args.mix, args.seed, checkpoint, args.beliefs,
                  args.workers, args.shard_games)
     elif args.command == "fit":
+        torch.set_num_threads(args.threads)
         summary = fit(args.data, args.out, args.hidden, args.blocks, args.epochs, args.batch,
                       args.lr, seed=args.seed, device=args.device, max_minutes=args.max_minutes,
-                      init=args.init, meta={"data": [str(d) for d in args.data]})
+                      init=args.init, data_weights=args.weights,
+                      meta={"data": [str(d) for d in args.data], "data_weights": args.weights})
         print(json.dumps({k: v for k, v in summary.items() if k != "history"}))
     else:
         result = report(args.data, args.beliefs, args.games)
