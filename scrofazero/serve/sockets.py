@@ -29,6 +29,9 @@ class _Close:
     reason: str
 
 
+_STOP = object()  # the socket is gone: the writer ends (SocketClient.stop)
+
+
 class SocketClient:
     """A WebSocket at the hub. `send` never waits on the socket: it queues the message for this
     client's own writer task, which sends them in order, so a client that stops reading delays
@@ -58,16 +61,21 @@ class SocketClient:
             self._queue.put_nowait(_Close(reason))
 
     def stop(self) -> None:
-        """The socket is gone (its receive loop ended): write nothing more."""
+        """The socket is gone (its receive loop ended): write nothing more. The writer is both
+        cancelled and handed _STOP: on Python 3.11 `wait_for` can swallow a cancellation
+        that meets a send finishing, and the writer then waited on its queue for ever (the
+        "Task was destroyed but it is pending! ... SocketClient._write()" of every such
+        socket, and a server whose shutdown waited on it)."""
         self.closed = True
+        self._queue.put_nowait(_STOP)
         self._writer.cancel()
 
     async def stopped(self) -> None:
-        """After `stop`: wait for the writer task (and a close under way) to end, so no task of
-        the socket outlives it (a pending task that is collected is logged as "Task was
-        destroyed but it is pending!")."""
-        tasks = [t for t in (self._writer, self._closer) if t is not None]
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """After `stop`: wait (SEND_TIMEOUT_S at most) for the writer task and a close under
+        way to end, so no task of the socket outlives it."""
+        tasks = [t for t in (self._writer, self._closer) if t is not None and not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=SEND_TIMEOUT_S)
 
     def _drop(self, reason: str) -> None:
         self.closed = True
@@ -77,6 +85,8 @@ class SocketClient:
     async def _write(self) -> None:
         while True:
             msg = await self._queue.get()
+            if msg is _STOP:
+                return
             if isinstance(msg, _Close):
                 await self._close_socket(msg.reason)
                 return
