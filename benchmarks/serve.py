@@ -15,8 +15,18 @@ only). Afterwards every recorded game is replayed on its rules engine and must r
 recorded score (Gongzhu: records.replay of the stored record; Fish: fish_records'
 replayed_state). The anchor is the rules engine's own random-play moves/s in this process,
 measured in the same run.
+
+`--hammer N` adds the abuse case (issue 36): after the waves, a finished 100-hand bot match, a
+finished Fish game and `max_waiting_tables_per_client` public waiting tables are made, then the
+`--tables` wave is played twice more, quiet and while N clients in a separate process request
+every GET route (the lobby lists, the game, match and Fish records, their replays and exports,
+the options, the pages) as fast as the server answers, one request after another each. Its
+figures are moves/s and latency of both, side by side, and the hammer's requests/s by status.
+All clients, the hammer's too, come from 127.0.0.1, one client address, so the server runs with
+the per-client limits on rates and waiting tables raised out of the way (LOAD_SETTINGS): what
+holds the tables up under the hammer is the off-loop reads, the cache and the paging alone.
 Usage: python benchmarks/serve.py --json PATH [--tables 50] [--match-tables 10]
-       [--fish-tables 10] [--bot-tables 20]
+       [--fish-tables 10] [--bot-tables 20] [--hammer 4]
 """
 
 from __future__ import annotations
@@ -24,14 +34,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import platform
 import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
 import urllib.request
+from http.client import HTTPConnection, HTTPException
 from pathlib import Path
 
 import numpy as np
@@ -50,16 +64,27 @@ FISH_CALL_AT = 3  # an outside Fish bot calls a set once it holds this many of i
 
 ROOT = Path(__file__).resolve().parents[1]
 MATCH_HANDS = 3  # hands of each match of --match-tables
+HAMMER_HANDS = 100  # hands of the finished bot match whose replay the hammer asks for
+# Every client of this benchmark is 127.0.0.1: the per-client limits (docs/play.md "Limits") are
+# raised past what hundreds of tables from one address need; the rest keep their defaults.
+LOAD_SETTINGS = ["table_creates_per_minute=1000000", "max_waiting_tables_per_client=1000",
+                 "max_bot_matches=100", "client_requests_per_s=1000000",
+                 "client_frames_per_s=1000000"]
+
+
+SERVER_LOG: list[str] = []  # what play.py printed after its address line
 
 
 def start_server(db: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, "play.py", "port=0", f"db={db}", "seed=0",
-                             "move_deadline_s=60", *extra], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                             "move_deadline_s=60", *LOAD_SETTINGS, *extra], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = proc.stdout.readline()
     if "http://" not in line:
         proc.kill()
         raise RuntimeError(f"play.py did not start: {line}{proc.stdout.read()}")
+    # keep reading what it prints: a full pipe would stall the server on its next write
+    threading.Thread(target=lambda: SERVER_LOG.extend(proc.stdout), daemon=True).start()
     return proc, line.split("http://")[1].split("/")[0]
 
 
@@ -257,6 +282,102 @@ def load_figures(latencies: list[float], wall: float) -> dict:
                            for q, p in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}}
 
 
+def hammer_targets(base: str) -> list[str]:
+    """Make what the hammer reads: a finished 100-hand match of our bots, a finished Fish game
+    of our bots and 20 public waiting tables; returns every GET route's path."""
+    match = http(base, "/api/tables", {"type": "create", "seats": ["random"] * 4,
+                                       "hands": HAMMER_HANDS})
+    fish = http(base, "/api/fish/tables", {"type": "fish_create", "seats": ["random"] * 6})
+    for _ in range(20):
+        http(base, "/api/tables", {"type": "create", "seats": ["open"] * 4, "public": True})
+    while http_status(base, f"/api/games/{match['game_id']}") != 200:  # hand 1 over
+        time.sleep(0.2)
+    match_id = http(base, f"/api/games/{match['game_id']}")["match_id"]
+    while http(base, f"/api/matches/{match_id}")["status"] != "finished":
+        time.sleep(0.2)
+    game_id = http(base, f"/api/matches/{match_id}")["games"][-1]["id"]
+    fish_id = fish["game_id"]
+    while http_status(base, f"/api/fish/games/{fish_id}") != 200:
+        time.sleep(0.1)
+    return ["/", "/fish", "/static/app.js", "/api/options", "/api/fish/options",
+            "/api/tables", "/api/tables?public=true", "/api/fish/tables",
+            "/api/games?limit=100", f"/api/games/{game_id}", f"/api/games/{game_id}/replay",
+            f"/api/games/{game_id}/export", f"/api/matches/{match_id}",
+            f"/api/matches/{match_id}/replay", f"/api/fish/games/{fish_id}",
+            f"/api/fish/games/{fish_id}/replay", f"/api/fish/games/{fish_id}/export"]
+
+
+def http_status(base: str, path: str) -> int:
+    try:
+        with urllib.request.urlopen(f"http://{base}{path}", timeout=60) as resp:
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def hammer_client(base: str, paths: list[str], stop, counts) -> None:
+    """One hammering client: every path in turn, each answer read whole, until `stop`."""
+    host, port = base.rsplit(":", 1)
+    conn = HTTPConnection(host, int(port), timeout=60)
+    i = 0
+    while not stop.is_set():
+        try:
+            conn.request("GET", paths[i % len(paths)])
+            resp = conn.getresponse()
+            resp.read()
+            counts[str(resp.status)] = counts.get(str(resp.status), 0) + 1
+            if resp.getheader("connection", "").lower() == "close":
+                conn.close()
+        except (OSError, HTTPException):
+            conn.close()
+            counts["failed"] = counts.get("failed", 0) + 1
+        i += 1
+
+
+def hammer_process(base: str, paths: list[str], clients: int, stop, out) -> None:
+    """`clients` hammering threads in this (separate) process; their counts go to `out`."""
+    counts = [dict() for _ in range(clients)]
+    threads = [threading.Thread(target=hammer_client, args=(base, paths, stop, counts[i]))
+               for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    total: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            total[k] = total.get(k, 0) + v
+    out.put(total)
+
+
+def hammered_wave(base: str, tables: int, clients: int, paths: list[str]) -> dict:
+    """The --tables wave quiet, then again under `clients` hammering clients."""
+    quiet = load_figures(*_wave(base, tables))
+    ctx = multiprocessing.get_context("fork")
+    stop, out = ctx.Event(), ctx.Queue()
+    proc = ctx.Process(target=hammer_process, args=(base, paths, clients, stop, out))
+    proc.start()
+    time.sleep(1.0)  # the hammer under way before the tables start
+    start = time.perf_counter()
+    try:
+        hammered = load_figures(*_wave(base, tables))
+    finally:
+        stop.set()
+        counts = out.get(timeout=120)
+        proc.join(timeout=60)
+    seconds = time.perf_counter() - start + 1.0
+    return {"tables": tables, "hammer_clients": clients, "routes": paths, "quiet": quiet,
+            "hammered": hammered, "hammer_requests": counts,
+            "hammer_requests_per_s": round(sum(counts.values()) / seconds, 1),
+            "p99_hammered_over_quiet": round(hammered["latency_ms"]["p99"] /
+                                             quiet["latency_ms"]["p99"], 2)}
+
+
+def _wave(base: str, tables: int) -> tuple[list[float], float]:
+    _, lat, wall = asyncio.run(protocol_tables(f"ws://{base}/ws", tables))
+    return lat, wall
+
+
 def engine_moves_per_s(games: int = 200) -> float:
     rng = np.random.default_rng(0)
     start = time.perf_counter()
@@ -277,6 +398,9 @@ def main() -> None:
                              "(0: none)")
     parser.add_argument("--bot-tables", type=int, default=20,
                         help="tables of our in-process bots afterwards (0: none)")
+    parser.add_argument("--hammer", type=int, default=0,
+                        help="clients hammering every GET route during a second --tables wave, "
+                             "measured beside a quiet one (0: no such case)")
     parser.add_argument("--json", required=True, help="where to write the figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -294,13 +418,27 @@ def main() -> None:
                 if args.fish_tables else ([], [], 0.0))
             bot_ids, bot_wall = (bot_tables(base, args.bot_tables) if args.bot_tables
                                  else ([], 0.0))
+            hammer = (hammered_wave(base, args.tables, args.hammer, hammer_targets(base))
+                      if args.hammer else None)
             ok = replays_ok(base, ids)
             match_ok = replays_ok(base, match_games)
             fish_ok = fish_replays_ok(base, fish_ids)
             bot_ok = replays_ok(base, bot_ids)
         finally:
+            stopping = time.perf_counter()
             proc.terminate()
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(6)  # with PYTHONFAULTHANDLER=1 its threads' stacks are printed
+                time.sleep(2)
+                print("".join(SERVER_LOG[-200:]), file=sys.stderr)
+                proc.kill()
+                raise
+            print(f"server stopped in {time.perf_counter() - stopping:.1f} s; it printed "
+                  f"{len(SERVER_LOG)} lines", file=sys.stderr)
+            if SERVER_LOG:
+                print("".join(SERVER_LOG[-20:]), file=sys.stderr)
     engine = engine_moves_per_s()
     figures = load_figures(lat, wall)
     six, eight = (args.fish_tables + 1) // 2, args.fish_tables // 2  # as fish_tables seats them
@@ -315,6 +453,8 @@ def main() -> None:
                  "connections": 6 * six + 8 * eight,
                  **load_figures(fish_lat, fish_wall),
                  "replayed_to_recorded_score": fish_ok},
+        "hammer": hammer,
+        "server_settings": LOAD_SETTINGS,
         "database": "SQLite, WAL, synchronous=FULL (every move synced before it is told)",
         "first_move_ms": first_ms,
         "bot_tables": args.bot_tables, "bot_tables_wall_s": round(bot_wall, 2),

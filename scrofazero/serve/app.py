@@ -14,12 +14,13 @@ import socket
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Callable
 
 import torch
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -31,6 +32,8 @@ from scrofazero.serve.database import OpenDatabase, open_database
 from scrofazero.serve.guards import (
     WILDCARD_ADDRESSES,
     OriginGuard,
+    RequestRate,
+    SecurityHeaders,
     allowed_hosts,
     check_allowed,
     request_timeout_protocol,
@@ -45,14 +48,23 @@ from scrofazero.serve.protocol import (
     parse_claim,
     parse_client_message,
 )
-from scrofazero.serve.records import export_text, replay_frames
-from scrofazero.serve.sockets import MAX_GAME_ID, closed_record, limited_body, serve_socket
+from scrofazero.serve.limits import Limits, Reader, json_bytes
+from scrofazero.serve.records import LIVE, Records, export_text, game_settled, replay_frames
+from scrofazero.serve.sockets import (
+    MAX_GAME_ID,
+    client_address,
+    closed_game,
+    limited_body,
+    page,
+    page_size,
+    serve_socket,
+)
 from scrofazero.serve.table import TableSettings
 
 STATIC = Path(__file__).with_name("static")
 # the HTTP status of an error code over HTTP (every other code: 400)
 HTTP_STATUS = {"unknown_table": 404, "not_found": 404, "not_public": 403, "seat_taken": 409,
-               "in_play": 409}
+               "in_play": 409, "limit": 429}
 def http_error(err: ProtocolError) -> JSONResponse:
     """A refusal over HTTP: the protocol's error object, with the code's HTTP status."""
     return JSONResponse(err.to_message(), status_code=HTTP_STATUS.get(err.code, 400))
@@ -83,6 +95,7 @@ def add_error_answers(app: FastAPI) -> None:
 
 def hub_settings(cfg: PlayConfig) -> HubSettings:
     return HubSettings(checkpoint=cfg.checkpoint, bot_threads=cfg.bot_threads, seed=cfg.seed,
+                       bot_match_threads=cfg.bot_match_threads,
                        table=TableSettings(move_deadline_s=cfg.move_deadline_s,
                                            reconnect_grace_s=cfg.reconnect_grace_s,
                                            thinking=cfg.thinking, next_hand_s=cfg.next_hand_s,
@@ -101,8 +114,15 @@ def check_settings(cfg: PlayConfig) -> None:
     if not 0 <= cfg.reconnect_grace_s < math.inf:
         raise ValueError(f"reconnect_grace_s must be a number of seconds >= 0, got "
                          f"{cfg.reconnect_grace_s}")
-    if cfg.bot_threads < 1:
-        raise ValueError(f"bot_threads must be >= 1, got {cfg.bot_threads}")
+    for key in ("bot_threads", "bot_match_threads", "read_threads", "max_bot_matches",
+                "max_waiting_tables", "max_waiting_tables_per_client", "max_page_size"):
+        if getattr(cfg, key) < 1:
+            raise ValueError(f"{key} must be >= 1, got {getattr(cfg, key)}")
+    for key in ("table_creates_per_minute", "client_requests_per_s", "client_frames_per_s"):
+        if not 0 < getattr(cfg, key) < math.inf:
+            raise ValueError(f"{key} must be a number > 0, got {getattr(cfg, key)}")
+    if not 0 <= cfg.read_cache_mb < math.inf:
+        raise ValueError(f"read_cache_mb must be >= 0, got {cfg.read_cache_mb}")
     if not 0 <= cfg.port < 65536:
         raise ValueError(f"port must be 0..65535, got {cfg.port}")
     check_allowed(cfg.allowed_hosts, cfg.allowed_origins)
@@ -112,15 +132,19 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     """The application; `database` is the records database already claimed (serve), else the
     lifespan claims cfg.db (database.open_database: refused while another server holds it)."""
     check_settings(cfg)
-    state: dict = {}
+    limits = Limits(cfg)
+    reader = Reader(cfg.read_threads, int(cfg.read_cache_mb * 2**20))
+    state: dict = {"limits": limits, "reader": reader}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
         db = database or open_database(cfg.db)
         try:
             state["abandoned"] = db.abandoned  # left by a server that stopped
-            state["hub"] = Hub(db.records, hub_settings(cfg))
-            state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"])  # fish_routes.py
+            state["records"] = db.records
+            state["hub"] = Hub(db.records, hub_settings(cfg), limits)
+            state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"],
+                                              limits)  # fish_routes.py
             # compile and load every bot now: the server is ready only when a first move is fast
             state["warm_s"] = await asyncio.get_running_loop().run_in_executor(
                 state["hub"].bot_threads, state["hub"].warm)
@@ -138,14 +162,19 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     app.state.play = state
     hosts = allowed_hosts(cfg.host, cfg.allowed_hosts)
     app.add_middleware(OriginGuard, hosts=hosts, origins=cfg.allowed_origins)
+    app.add_middleware(RequestRate, rate=limits.requests, per_s=cfg.client_requests_per_s)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)
+    app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     add_error_answers(app)
 
     def hub() -> Hub:
         return state["hub"]
 
-    add_fish_routes(app, lambda: state["fish_hub"], STATIC)
+    def records() -> Records:
+        return state["records"]
+
+    add_fish_routes(app, lambda: state["fish_hub"], STATIC, reader, cfg.max_page_size)
 
     @app.get("/")
     async def index():
@@ -168,35 +197,49 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
         msg = parse_client_message(await limited_body(request))
         if not isinstance(msg, Create):
             raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
-        table, tokens = await hub().create_table(msg)
+        table, tokens = await hub().create_table(msg, client_address(request))
         return created(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/tables")
-    async def tables():
-        return [t.info() for t in hub().tables.values()
-                if t.status in ("waiting", "playing", "between")]
+    async def tables(offset: int = 0, limit: int = 50, public: bool = False):
+        """The live tables in the order they were made, a page at a time (public=true: only
+        public tables with an open seat, what the lobby lists)."""
+        live = (t for t in hub().tables.values() if t.status in ("waiting", "playing", "between")
+                and (not public or (t.rules.public and t.open_seats())))
+        return [t.info() for t in page(live, offset, limit, cfg.max_page_size)]
 
     @app.get("/api/games")
-    async def games(limit: int = 50, status: str | None = None):
+    async def games(limit: int = 50, status: str | None = None, offset: int = 0):
         if status is not None and status not in STATUSES:
             raise ProtocolError("bad_message", f"status must be one of {', '.join(STATUSES)}, "
                                                f"got {status!r}"[:300])
-        return await hub().read("list_games", max(1, min(limit, 1000)), status)
+        rows = await reader.run(records().list_games, page_size(limit, cfg.max_page_size),
+                                status, max(offset, 0))
+        return Response(json_bytes(rows), media_type="application/json")
 
-    async def stored(game_id: int) -> dict:
-        return await closed_record(hub().read, game_id)
+    def stored_answer(kind: str, game_id: int, shape) -> Callable:
+        """A finished game's answer (`shape` of its record), computed off the event loop."""
+        def compute():
+            game = closed_game(records().game, game_id)
+            return shape(game), game_settled(records(), game)
+        return compute
+
+    async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
+        body = await reader.answer((kind, game_id), stored_answer(kind, game_id, shape))
+        return Response(body, media_type=media)
 
     @app.get("/api/games/{game_id}")
     async def game(game_id: int):
-        return await stored(game_id)
+        return await answer("game", game_id, json_bytes)
 
     @app.get("/api/games/{game_id}/replay")
     async def replay(game_id: int):
-        return replay_frames(await stored(game_id))
+        return await answer("replay", game_id, lambda g: json_bytes(replay_frames(g)))
 
     @app.get("/api/games/{game_id}/export", response_class=PlainTextResponse)
     async def export(game_id: int):
-        return export_text(await stored(game_id))
+        return await answer("export", game_id, lambda g: export_text(g).encode(),
+                            "text/plain; charset=utf-8")
 
     @app.post("/api/tables/{table_id}/claim")
     async def claim(table_id: str, request: Request):
@@ -204,28 +247,40 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
         token = await hub().claim(table_id, asked.seat, asked.name)
         return {"seat": asked.seat, "token": token}
 
-    async def stored_match(match_id: int) -> dict:
-        match = await hub().read("match", match_id) if 0 < match_id <= MAX_GAME_ID else None
+    def stored_match(match_id: int) -> dict:
+        """The match `match_id` (in a worker thread)."""
+        match = records().match(match_id) if 0 < match_id <= MAX_GAME_ID else None
         if match is None:
             raise ProtocolError("not_found", f"no match {match_id}")
         return match
 
+    def match_answer(match_id: int) -> tuple[bytes, bool]:
+        match = stored_match(match_id)
+        return json_bytes(match), match["status"] not in LIVE
+
+    def match_replay_answer(match_id: int) -> tuple[bytes, bool]:
+        """Every hand of the match that is over (a hand in play opens when it ends)."""
+        found = stored_match(match_id)
+        games = [records().game(g["id"]) for g in found["games"]
+                 if g["status"] not in ("waiting", "playing")]
+        return (json_bytes({"match": found, "hands": [replay_frames(g) for g in games]}),
+                found["status"] not in LIVE)
+
     @app.get("/api/matches/{match_id}")
     async def match(match_id: int):
-        return await stored_match(match_id)
+        body = await reader.answer(("match", match_id), lambda: match_answer(match_id))
+        return Response(body, media_type="application/json")
 
     @app.get("/api/matches/{match_id}/replay")
     async def match_replay(match_id: int):
-        """Every hand of the match that is over (a hand in play opens when it ends)."""
-        found = await stored_match(match_id)
-        games = [await hub().read("game", g["id"]) for g in found["games"]
-                 if g["status"] not in ("waiting", "playing")]
-        return {"match": found, "hands": [replay_frames(g) for g in games]}
+        body = await reader.answer(("match_replay", match_id),
+                                   lambda: match_replay_answer(match_id))
+        return Response(body, media_type="application/json")
 
     @app.websocket("/ws")
     async def ws_endpoint(ws: WebSocket):
         await ws.accept()
-        await serve_socket(ws, hub())
+        await serve_socket(ws, hub(), limits)
 
     return app
 

@@ -33,11 +33,42 @@ class ClientHub:
     handlers: dict
     what = "table"
 
-    def __init__(self, records, db_thread: Executor):
+    def __init__(self, records, db_thread: Executor, limits=None):
         self.records = records
         self.db_thread = db_thread
         self.tables: dict = {}  # table id -> table
         self.where: dict[object, tuple] = {}  # connection -> (table, seat or None)
+        self.limits = limits  # limits.Limits shared by the server's hubs (None: no limits)
+        if limits is not None:
+            limits.hubs.append(self)
+        self._idle: dict[str, asyncio.TimerHandle] = {}  # table id -> its expiry
+
+    def admit(self, address: str | None, kinds: list[str]) -> None:
+        """Refuse (`limit`, naming the setting) a new table from `address` with seats `kinds`
+        that is over a limit (limits.Limits.admit_table)."""
+        if self.limits is not None:
+            why = self.limits.admit_table(address, OPEN not in kinds)
+            if why is not None:
+                raise self.error("limit", why)
+
+    def add_table(self, table, address: str | None, idle_expire_s: float) -> None:
+        """A new table, open, joins the live list; unless its first hand starts within
+        `idle_expire_s` it is closed as expired."""
+        table.creator = address
+        self.tables[table.id] = table
+        self._idle[table.id] = asyncio.get_running_loop().call_later(
+            idle_expire_s, lambda: asyncio.ensure_future(self._expire(table)))
+        self._prune()
+
+    async def _expire(self, table) -> None:
+        """The table's idle time is up: closed if its first hand has not started."""
+        self._idle.pop(table.id, None)
+        if await table.expire():
+            self._forget(table)
+
+    def stop_expiries(self) -> None:
+        for idle in self._idle.values():
+            idle.cancel()
 
     async def write(self, method: str, *args):
         """A records method, run on the database thread."""
@@ -53,6 +84,15 @@ class ClientHub:
         if table is None:
             raise self.error("unknown_table", f"no {self.what} {table_id!r} on this server")
         return table
+
+    def fresh_seed(self) -> int:
+        """A seed for one table's deals or bots. Without the server's `seed` setting it comes
+        from the operating system's entropy (`secrets`), so a seed a record publishes (a Fish
+        game's deal seed) tells nothing of any other table's; with it, the next number of the
+        server's generator: reproducible, and so predictable by whoever knows that seed."""
+        if self.settings.seed is None:
+            return secrets.randbits(62)
+        return int(self.rng.integers(1 << 62))
 
     def new_table_id(self) -> str:
         table_id = secrets.token_hex(4)
@@ -78,10 +118,13 @@ class ClientHub:
                 self._forget(table)
 
     def _forget(self, table) -> None:
-        """Drop a table from the live list, with its connections' places."""
+        """Drop a table from the live list, with its connections' places and its expiry."""
         self.tables.pop(table.id, None)
         for conn in [c for c, (t, _) in self.where.items() if t is table]:
             del self.where[conn]
+        idle = self._idle.pop(table.id, None)
+        if idle is not None:
+            idle.cancel()
 
     async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
         """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""

@@ -3,36 +3,109 @@ refused by name before anything is served.
 
 `open_database(db)` locks the database for this process, opens the records, and marks the games
 a stopped server left waiting or playing as abandoned (safe only under the lock: they are no
-other server's live games). A SQLite file is locked by an exclusive lock file next to it
-(`games.sqlite.lock`, run_lock.RunLock: the kernel's flock, dropped whenever the process ends,
-even on kill -9); a PostgreSQL database by a session advisory lock on a connection held while
-the server runs. Other databases are not locked (docs/play.md). Every failure is a RecordsError
-(a ValueError: one line and exit status 2 from play.py) naming the URL, password hidden.
+other server's live games). A SQLite file is locked by the kernel's exclusive flock on the
+database file itself, so the lock belongs to the file, not to the name it was opened by: a
+symlink, a hard link, a relative path or a `file:` URI of the same file all meet the same lock
+(flock and SQLite's own fcntl locks are independent on Linux; the kernel drops the flock whenever
+the process ends, even on kill -9). The holder's pid is read from /proc/locks. A PostgreSQL
+database is locked by a session advisory lock on a connection held while the server runs; any
+other SQLAlchemy database by a row lock (`SELECT ... FOR UPDATE NOWAIT` on the one row of
+`server_claim`) in a transaction held open while the server runs, dropped by the database when
+the connection ends. Every failure is a RecordsError (a ValueError: one line and exit status 2
+from play.py) naming the URL, password hidden.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import text
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy import Column, Integer, MetaData, Table, select, text
+from sqlalchemy.engine import Connection, URL, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from scrofazero.run_lock import RunLock, RunLocked
 from scrofazero.serve.records import Records, RecordsError, database_url
 
 # pg_try_advisory_lock's key: any fixed 64-bit number, the same for every server of this project
 ADVISORY_KEY = 0x5C0F_A2E0_7AB1_E500
 
 
+# the one-row table whose row lock claims a database of any other backend (not SQLite, not
+# PostgreSQL): kept apart from the records' models, created when first needed
+CLAIM = Table("server_claim", MetaData(), Column("id", Integer, primary_key=True))
+
+
 class DatabaseInUse(RecordsError):
     """Another live server holds the database."""
+
+
+class FileLock:
+    """An exclusive flock on a SQLite database file (created empty if missing: SQLite takes an
+    empty file as a new database), keyed by the kernel on the file itself."""
+
+    def __init__(self, path: Path, shown: str):
+        self.path = path
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = lock_owner(os.fstat(fd))
+            os.close(fd)
+            who = f"process {owner}" if owner is not None else "another process"
+            raise DatabaseInUse(f"the records database {shown} is in use by {who} (another "
+                                f"python play.py? it holds the file {path.resolve()}): stop it, "
+                                "or choose another db=") from None
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def lock_owner(st: os.stat_result, locks: str = "/proc/locks") -> int | None:
+    """The pid holding a flock on the file of `st` (Linux's /proc/locks), else None."""
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = Path(locks).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if "->" in fields:  # a process waiting for the lock, not holding it
+            continue
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == inode:
+            try:
+                return int(fields[4])
+            except ValueError:
+                return None
+    return None
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file a SQLite URL opens (its `file:` URI form parsed), or None for an in-memory
+    database."""
+    database = url.database or ""
+    query = dict(url.query)
+    if database.startswith("file:"):
+        parts = urlsplit(database)
+        query.update(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
+        if parts.netloc not in ("", "localhost"):
+            raise RecordsError(f"a file: URI names a file on this machine, got host "
+                               f"{parts.netloc!r}")
+        database = unquote(parts.path)
+    if not database or database == ":memory:" or query.get("mode") == "memory":
+        return None
+    return Path(database).expanduser()
 
 
 class OpenDatabase:
     """The records of one claimed database. `close` releases the claim (idempotent)."""
 
-    def __init__(self, records: Records, shown: str, lock: RunLock | None,
+    def __init__(self, records: Records, shown: str, lock: FileLock | None,
                  held: Connection | None, abandoned: int):
         self.records = records
         self.shown = shown  # the URL as messages show it (no password)
@@ -58,14 +131,22 @@ def open_database(db: str) -> OpenDatabase:
         url = make_url(database_url(db))
         if "://" in db:  # a file path is shown as given
             shown = url.render_as_string(hide_password=True)
-        lock = _lock_file(url.database, shown) if url.get_backend_name() == "sqlite" else None
-    except (SQLAlchemyError, OSError) as err:
+        lock = None
+        if url.get_backend_name() == "sqlite" and (path := sqlite_file(url)) is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(path, shown)
+    except DatabaseInUse:
+        raise
+    except (SQLAlchemyError, OSError, RecordsError) as err:
         raise RecordsError(f"cannot open the records database {shown}: {_one_line(err)}") from None
     records = held = None
     try:
         records = Records(db)
-        if records.engine.dialect.name == "postgresql":
+        dialect = records.engine.dialect.name
+        if dialect == "postgresql":
             held = _advisory_lock(records, shown)
+        elif dialect != "sqlite":
+            held = _row_lock(records, shown)
         abandoned = records.abandon_unfinished()  # also proves the database can be written
     except DatabaseInUse:
         _release(records, lock)
@@ -74,21 +155,6 @@ def open_database(db: str) -> OpenDatabase:
         _release(records, lock, held)
         raise RecordsError(f"cannot open the records database {shown}: {_one_line(err)}") from None
     return OpenDatabase(records, shown, lock, held, abandoned)
-
-
-def _lock_file(database: str | None, shown: str) -> RunLock | None:
-    """The exclusive lock next to a SQLite file (none for an in-memory database)."""
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    path = Path(database)
-    lock = RunLock(path.parent, name=path.name + ".lock")
-    try:
-        return lock.acquire()
-    except RunLocked as err:
-        who = f"process {err.owner}" if err.owner is not None else "another process"
-        raise DatabaseInUse(f"the records database {shown} is in use by {who} (another "
-                            f"python play.py? lock {lock.path}): stop it, or choose another "
-                            "db=") from None
 
 
 def _advisory_lock(records: Records, shown: str) -> Connection:
@@ -103,7 +169,27 @@ def _advisory_lock(records: Records, shown: str) -> Connection:
     return held
 
 
-def _release(records: Records | None, lock: RunLock | None,
+def _row_lock(records: Records, shown: str) -> Connection:
+    """A connection whose open transaction holds the row lock of `server_claim` (any backend
+    with SELECT ... FOR UPDATE NOWAIT: MySQL 8, MariaDB 10.3, Oracle, SQL Server's dialect
+    renders its own)."""
+    CLAIM.create(records.engine, checkfirst=True)
+    with records.engine.begin() as connection:
+        if connection.execute(select(CLAIM.c.id)).first() is None:
+            connection.execute(CLAIM.insert().values(id=1))
+    held = records.engine.connect()
+    held.begin()
+    try:
+        held.execute(select(CLAIM.c.id).where(CLAIM.c.id == 1).with_for_update(nowait=True))
+    except DBAPIError:
+        held.close()
+        raise DatabaseInUse(f"the records database {shown} is in use by another server (its "
+                            "row lock on server_claim is held): stop it, or choose another "
+                            "db=") from None
+    return held
+
+
+def _release(records: Records | None, lock: FileLock | None,
              held: Connection | None = None) -> None:
     if held is not None:
         held.close()

@@ -47,6 +47,7 @@ class FishHubSettings:
     max_tables: int = 500  # live tables kept; the oldest finished ones are dropped beyond it
     seed: int | None = None  # seeds random deals and bots (None: fresh entropy)
     checkpoint: str = DEFAULT_MODEL  # the learned player's scorer
+    bot_match_threads: int = 1  # threads the bots of tables of bots only think in
 
 
 class FishHub(ClientHub):
@@ -57,13 +58,16 @@ class FishHub(ClientHub):
     what = "Fish table"
 
     def __init__(self, records: FishRecords, settings: FishHubSettings,
-                 db_thread: Executor | None = None):
+                 db_thread: Executor | None = None, limits=None):
         super().__init__(records, db_thread or ThreadPoolExecutor(
-            1, thread_name_prefix="fish-records"))
+            1, thread_name_prefix="fish-records"), limits)
         self.settings = settings
         self.tables: dict[str, FishTable] = {}
         self._own_db_thread = db_thread is None
         self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="fish-bots")
+        # tables of bots only think apart, so they never take the threads of tables with people
+        self.bot_match_threads = ThreadPoolExecutor(settings.bot_match_threads,
+                                                    thread_name_prefix="fish-bot-matches")
         self.rng = np.random.default_rng(settings.seed)
         self._scorer = None
 
@@ -78,8 +82,10 @@ class FishHub(ClientHub):
         return make_fish_player(kind, seed=seed, **runtime)
 
     # --- tables -----------------------------------------------------------------------------
-    async def create_table(self, msg: FishCreate) -> tuple[FishTable, dict[int, str]]:
-        """A new table from a checked `fish_create`; returns it and the open seats' tokens."""
+    async def create_table(self, msg: FishCreate, address: str | None = None
+                           ) -> tuple[FishTable, dict[int, str]]:
+        """A new table from a checked `fish_create` of the client at `address` (None: not
+        limited); returns it and the open seats' tokens."""
         kinds, n = list(msg.seats), len(msg.seats)
         if msg.first >= n:
             raise FishProtocolError("bad_message", f"'first' must be a seat 0..{n - 1}, got "
@@ -94,10 +100,11 @@ class FishHub(ClientHub):
                 hands = [[card_id(code, n) for code in hand] for hand in msg.deal]
                 state = FishState.new(params, hands, first_player=msg.first)
             else:
-                seed = int(self.rng.integers(1 << 62)) if seed is None else seed
+                seed = self.fresh_seed() if seed is None else seed
                 state = FishState.deal(params, seed, first_player=msg.first)
         except ValueError as err:
             raise FishProtocolError("bad_message", f"'deal': {err}"[:300]) from None
+        self.admit(address, kinds)
         if "learned" in kinds:
             try:
                 await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.scorer)
@@ -110,16 +117,16 @@ class FishHub(ClientHub):
         table_id = self.new_table_id()
         table = FishTable(table_id, state, seed, kinds, names, settings, self.write)
         await table.open()
-        self.tables[table_id] = table
-        self._prune()
-        bot_seed = int(self.rng.integers(1 << 62))
+        self.add_table(table, address, settings.idle_expire_s)
+        bot_seed = self.fresh_seed()
+        threads = self.bot_match_threads if table.bots_only else self.bot_threads
         tokens = await self.join_bots(table, FishJoin, lambda seat, kind: FishBotClient(
-            self, self.make_bot(kind, bot_seed + seat), kind))
+            self, self.make_bot(kind, bot_seed + seat), kind, threads))
         return table, tokens
 
     # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: FishCreate, _thinking) -> None:
-        table, tokens = await self.create_table(msg)
+        table, tokens = await self.create_table(msg, getattr(conn, "address", None))
         await conn.send(fish_created(table, tokens).model_dump())
 
     async def _on_ask(self, conn, msg: FishAsk, thinking: dict | None) -> None:
@@ -138,23 +145,28 @@ class FishHub(ClientHub):
                 FishCall: _on_call}  # one per FISH_CLIENT_MESSAGES
 
     async def shutdown(self) -> None:
+        self.stop_expiries()
         for table in self.tables.values():
             table.abandon()
         self.bot_threads.shutdown(wait=False, cancel_futures=True)
+        self.bot_match_threads.shutdown(wait=False, cancel_futures=True)
         if self._own_db_thread:
             self.db_thread.shutdown(wait=True)
 
 
-def make_fish_hub(cfg, records, hub) -> FishHub:
+def make_fish_hub(cfg, records, hub, limits=None) -> FishHub:
     """The Fish hub of a server (`cfg` a PlayConfig): its deadlines, bot threads and seed, the
     Gongzhu Records' database and the Gongzhu hub's database thread; Fish games a previous
     server left unfinished are marked abandoned."""
     fish_records = FishRecords(records.engine)
     fish_records.abandon_unfinished()
     table = FishTableSettings(move_deadline_s=cfg.move_deadline_s,
-                              reconnect_grace_s=cfg.reconnect_grace_s)
+                              reconnect_grace_s=cfg.reconnect_grace_s,
+                              idle_expire_s=cfg.idle_expire_s)
     return FishHub(fish_records, FishHubSettings(table=table, bot_threads=cfg.bot_threads,
-                                                 seed=cfg.seed), db_thread=hub.db_thread)
+                                                 seed=cfg.seed,
+                                                 bot_match_threads=cfg.bot_match_threads),
+                   db_thread=hub.db_thread, limits=limits)
 
 
 def fish_created(table: FishTable, tokens: dict[int, str]) -> FishCreated:
@@ -230,8 +242,9 @@ class FishBotClient:
     any_time table, `call_now` once after every move; all of that runs in the hub's bot threads,
     one job at a time per bot, so a player is never used from two threads at once."""
 
-    def __init__(self, hub: FishHub, player, kind: str):
+    def __init__(self, hub: FishHub, player, kind: str, threads: Executor):
         self.hub, self.player, self.kind = hub, player, kind
+        self.threads = threads  # the pool it thinks in
         self.seen: SeatView | None = None
         self.table_id: str | None = None
         self.reset_args: tuple | None = None
@@ -288,7 +301,7 @@ class FishBotClient:
             move_no = self.seen.moves + 1
             try:
                 move, thinking = await loop.run_in_executor(
-                    self.hub.bot_threads, self._think, reset, events, what, view)
+                    self.threads, self._think, reset, events, what, view)
             except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
                 if what == "act":
                     await self._failed(view.seat, move_no)

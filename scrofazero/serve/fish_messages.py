@@ -43,7 +43,7 @@ MAX_SEED = 2**63 - 1
 FISH_ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version",
                     "unknown_table", "unknown_seat", "bad_token", "not_joined", "not_your_turn",
                     "not_started", "game_over", "replaced", "already_joined", "illegal_ask",
-                    "illegal_call", "stale_move", "already_watching")
+                    "illegal_call", "stale_move", "already_watching", "expired", "limit")
 
 
 def fish_seat_kinds() -> tuple[str, ...]:

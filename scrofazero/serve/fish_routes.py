@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from fastapi import FastAPI, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 
 from scrofazero.fish.players.roster import FISH_PLAYERS
 from scrofazero.games.fish.cards import TABLE_SIZES
@@ -21,13 +21,16 @@ from scrofazero.serve.fish_messages import (
 )
 from scrofazero.serve.fish_records import fish_export, fish_replay
 from scrofazero.serve.messages import PROTOCOL_VERSION
+from scrofazero.serve.limits import Reader, json_bytes
 from scrofazero.serve.protocol import ProtocolError
-from scrofazero.serve.sockets import closed_record, limited_body, serve_socket
+from scrofazero.serve.sockets import client_address, closed_game, limited_body, page, serve_socket
 
 
-def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static) -> None:
+def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reader: Reader,
+                    max_page_size: int) -> None:
     """Register GET /fish, /api/fish/..., and /ws/fish on `app`; `fish_hub()` gives the hub
-    (made in the app's lifespan), `static` is the folder of the page's files."""
+    (made in the app's lifespan), `static` is the folder of the page's files, `reader` runs
+    the reads of finished games off the event loop."""
 
     @app.get("/fish")
     async def fish_page():
@@ -54,32 +57,40 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static) -> No
             if not isinstance(msg, FishCreate):
                 raise FishProtocolError("bad_message",
                                         "POST /api/fish/tables takes a 'fish_create' message")
-            table, tokens = await fish_hub().create_table(msg)
+            table, tokens = await fish_hub().create_table(msg, client_address(request))
         except FishProtocolError as err:
-            return JSONResponse(err.to_message(), status_code=400)
+            return JSONResponse(err.to_message(), status_code=429 if err.code == "limit" else 400)
         return fish_created(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/fish/tables")
-    async def fish_tables():
-        return [t.info() for t in fish_hub().tables.values()
-                if t.status in ("waiting", "playing")]
+    async def fish_tables(offset: int = 0, limit: int = 50):
+        """The live Fish tables in the order they were made, a page at a time."""
+        live = (t for t in fish_hub().tables.values() if t.status in ("waiting", "playing"))
+        return [t.info() for t in page(live, offset, limit, max_page_size)]
 
-    async def stored(game_id: int) -> dict:
-        return await closed_record(fish_hub().read, game_id, "Fish game")
+    async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
+        """A finished Fish game's answer (`shape` of its record), computed off the event
+        loop and kept once the game is over."""
+        def compute():
+            game = closed_game(fish_hub().records.game, game_id, "Fish game")
+            return shape(game), True  # a Fish game is one hand: over is settled
+
+        return Response(await reader.answer((kind, game_id), compute), media_type=media)
 
     @app.get("/api/fish/games/{game_id}")
     async def fish_game(game_id: int):
-        return await stored(game_id)
+        return await answer("fish_game", game_id, json_bytes)
 
     @app.get("/api/fish/games/{game_id}/replay")
     async def fish_game_replay(game_id: int):
-        return fish_replay(await stored(game_id))
+        return await answer("fish_replay", game_id, lambda g: json_bytes(fish_replay(g)))
 
     @app.get("/api/fish/games/{game_id}/export", response_class=PlainTextResponse)
     async def fish_game_export(game_id: int):
-        return fish_export(await stored(game_id))
+        return await answer("fish_export", game_id, lambda g: fish_export(g).encode(),
+                            "text/plain; charset=utf-8")
 
     @app.websocket("/ws/fish")
     async def fish_ws(ws: WebSocket):
         await ws.accept()
-        await serve_socket(ws, fish_hub())
+        await serve_socket(ws, fish_hub(), fish_hub().limits)

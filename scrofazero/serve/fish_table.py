@@ -54,6 +54,7 @@ class FishTableSettings:
     reconnect_grace_s: float = 60.0  # a disconnected seat is held this long, then plays fallbacks
     calls: str = "any_time"  # rules.CALL_MODES: who may call between moves
     max_moves: int = 1000  # past this many moves the seat to move must call (every game ends)
+    idle_expire_s: float = 1800.0  # a table whose game has not started by then is closed
 
 
 def fallback_move(state: FishState, capped: bool = False) -> Move:

@@ -11,6 +11,13 @@
   http://NAME:PORT for each allowed host name and the port the request came in on, plus the
   `allowed_origins` option; "*" allows any. A client without an Origin header (an outside bot,
   curl) is not a browser page and is let through.
+- Request rates: `RequestRate` counts the HTTP requests and WebSocket handshakes of each client
+  address (limits.py's `Rate`, `client_requests_per_s`): one past the rate waits its turn up to
+  a second, and beyond that is refused with 429 and the protocol's `limit` error naming the
+  setting.
+- Pages in frames and sniffed types: `SecurityHeaders` adds a Content-Security-Policy (scripts,
+  styles, images and connections from the server itself only; no framing), X-Frame-Options
+  DENY and X-Content-Type-Options nosniff to every HTTP answer.
 - Half-sent requests: `request_timeout_protocol` is uvicorn's HTTP protocol with a deadline: a
   connection must send a whole request, head and body, within the timeout of connecting or of
   its previous response, else it is closed. uvicorn itself times out only keep-alive
@@ -28,10 +35,20 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+from scrofazero.serve.messages import Error
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_ADDRESSES = ("", "0.0.0.0", "::")  # serve on every interface: no one name
 UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# what the pages may load and where they may connect: the server itself only (the pages have no
+# inline script or style; `data:` is the empty icon); no page may frame them
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; "
+                           "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
+                           "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [(b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+                    (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer")]
 WS_SCHEMES = {"ws": "http", "wss": "https"}
 
 
@@ -126,6 +143,52 @@ class OriginGuard:
         return (parts.scheme == WS_SCHEMES.get(scheme, scheme) and server is not None and
                 (parts.port or DEFAULT_PORTS[parts.scheme]) == server[1] and
                 _host_matches(host_name(parts.hostname), self.hosts))
+
+
+class SecurityHeaders:
+    """ASGI middleware: SECURITY_HEADERS on every HTTP answer."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class RequestRate:
+    """ASGI middleware: the HTTP requests and WebSocket handshakes of each client address at
+    most `rate` allows (a limits.Rate that waits up to its max_wait_s); one past it is refused
+    with 429 and the `limit` error naming client_requests_per_s."""
+
+    def __init__(self, app: ASGIApp, rate, per_s: float):
+        self.app = app
+        self.rate = rate
+        self.per_s = per_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            address = scope["client"][0] if scope.get("client") else "unknown"
+            wait = self.rate.wait(address)
+            if wait is None:
+                message = (f"more than {self.per_s:g} requests a second from {address} "
+                           "(client_requests_per_s): try again shortly")
+                await JSONResponse(Error(code="limit", message=message).model_dump(),
+                                   status_code=429, headers={"Retry-After": "1"})(
+                    scope, receive, send)
+                return
+            if wait:
+                await asyncio.sleep(wait)
+        await self.app(scope, receive, send)
 
 
 def request_timeout_protocol(timeout_s: float) -> type[asyncio.Protocol]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +54,7 @@ class HubSettings:
     bot_threads: int = 2  # threads our bots think in
     max_tables: int = 500  # live tables kept; the oldest finished ones are dropped beyond it
     seed: int | None = None  # seeds random deals and bots (None: fresh entropy)
+    bot_match_threads: int = 1  # threads the bots of tables of bots only think in
 
     def __post_init__(self):
         if self.table is None:
@@ -66,17 +67,19 @@ class Hub(ClientHub):
     error = ProtocolError
     parse = staticmethod(parse_client_message)
 
-    def __init__(self, records: Records, settings: HubSettings):
-        super().__init__(records, ThreadPoolExecutor(1, thread_name_prefix="records"))
+    def __init__(self, records: Records, settings: HubSettings, limits=None):
+        super().__init__(records, ThreadPoolExecutor(1, thread_name_prefix="records"), limits)
         self.settings = settings
         self.tables: dict[str, Table] = {}
         self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="bots")
+        # tables of bots only think apart, so they never take the threads of tables with people
+        self.bot_match_threads = ThreadPoolExecutor(settings.bot_match_threads,
+                                                    thread_name_prefix="bot-matches")
         self.rng = np.random.default_rng(settings.seed)
         self._model = None
         self._standard = None
         self._moves: list[tuple[dict, asyncio.Future]] = []  # waiting for the next commit
         self._flusher: asyncio.Task | None = None
-        self._idle: dict[str, asyncio.TimerHandle] = {}  # table id -> its expiry
 
     # --- shared resources ------------------------------------------------------------------
     async def write_move(self, *fields) -> None:
@@ -149,8 +152,9 @@ class Hub(ClientHub):
         match has played, while any is left), so a seat that recognises a hand's deal among the
         public standard deals learns nothing of the next; without it, a fresh random deal per
         hand."""
+        rng = np.random.default_rng(self.fresh_seed())  # this table's own
         if number is None:
-            return lambda hand: (random_deal(self.rng), None)
+            return lambda hand: (random_deal(rng), None)
         deals = self.standard_deals()
         if not 0 <= number < len(deals):
             raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
@@ -159,16 +163,24 @@ class Hub(ClientHub):
 
         def deal_of(hand: int):
             while len(chosen) < hand:
-                fresh = int(self.rng.integers(len(deals)))
+                fresh = int(rng.integers(len(deals)))
                 if fresh not in chosen or len(chosen) >= len(deals):
                     chosen.append(fresh)
             return deals[chosen[hand - 1]], chosen[hand - 1]
 
         return deal_of
 
-    async def create_table(self, msg: Create) -> tuple[Table, dict[int, str]]:
-        """A new table from a checked `create` message; returns it and the open seats' tokens."""
+    async def create_table(self, msg: Create, address: str | None = None
+                           ) -> tuple[Table, dict[int, str]]:
+        """A new table from a checked `create` message of the client at `address` (None: not
+        limited); returns it and the open seats' tokens."""
         kinds = list(msg.seats)
+        if msg.public and msg.deal is not None:
+            raise ProtocolError("bad_message", f"a chosen deal ('deal': {msg.deal}) is for "
+                                               "private tables only: whoever chose it knows "
+                                               "every hand, so a public table always deals at "
+                                               "random")
+        self.admit(address, kinds)
         deals = self.match_deals(msg.deal)
         if any(PLAYERS[k].network for k in kinds if k != OPEN):
             try:
@@ -184,27 +196,12 @@ class Hub(ClientHub):
         table = Table(table_id, deals, msg.leader, kinds, names, settings, self.write,
                       self.write_move, MatchRules(msg.hands, msg.target, msg.public))
         await table.open()
-        self.tables[table_id] = table
-        self._idle[table_id] = asyncio.get_running_loop().call_later(
-            settings.idle_expire_s, lambda: asyncio.ensure_future(self._expire(table)))
-        self._prune()
-        seed = int(self.rng.integers(1 << 62))
+        self.add_table(table, address, settings.idle_expire_s)
+        seed = self.fresh_seed()
+        threads = self.bot_match_threads if table.bots_only else self.bot_threads
         tokens = await self.join_bots(
-            table, Join, lambda seat, kind: BotClient(self, self.make_bot(kind), seed))
+            table, Join, lambda seat, kind: BotClient(self, self.make_bot(kind), seed, threads))
         return table, tokens
-
-    def _forget(self, table: Table) -> None:
-        """Drop a table from the live list, with its connections' places and its expiry."""
-        super()._forget(table)
-        idle = self._idle.pop(table.id, None)
-        if idle is not None:
-            idle.cancel()
-
-    async def _expire(self, table: Table) -> None:
-        """The table's idle time is up: closed if its first hand has not started."""
-        self._idle.pop(table.id, None)
-        if await table.expire():
-            self._forget(table)
 
     async def claim(self, table_id: str, seat: int, name: str | None) -> str:
         """An open seat of a public table for whoever asks first: its token."""
@@ -212,7 +209,7 @@ class Hub(ClientHub):
 
     # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: Create, _thinking) -> None:
-        table, tokens = await self.create_table(msg)
+        table, tokens = await self.create_table(msg, getattr(conn, "address", None))
         await conn.send(created(table, tokens).model_dump())
 
     async def _on_next(self, conn, _msg: Next, _thinking) -> None:
@@ -230,11 +227,11 @@ class Hub(ClientHub):
                 Next: _on_next}  # one per client message (CLIENT_MESSAGES)
 
     async def shutdown(self) -> None:
-        for idle in self._idle.values():
-            idle.cancel()
+        self.stop_expiries()
         for table in self.tables.values():
             table.abandon()
         self.bot_threads.shutdown(wait=False, cancel_futures=True)
+        self.bot_match_threads.shutdown(wait=False, cancel_futures=True)
         self.db_thread.shutdown(wait=True)
 
 
@@ -243,10 +240,11 @@ class BotClient:
     match begins with a fresh welcome, which resets its tracker; a move the records refused
     (`storage`) is sent again shortly."""
 
-    def __init__(self, hub: Hub, agent, seed: int):
+    def __init__(self, hub: Hub, agent, seed: int, threads: Executor):
         self.hub = hub
         self.agent = agent
         self.seed = seed
+        self.threads = threads  # the pool it thinks in
         self.tracker = SeatTracker()
         self.errors: list[dict] = []
         self.task: asyncio.Task | None = None
@@ -272,8 +270,8 @@ class BotClient:
         rng = np.random.default_rng([self.seed, seat, turn["ply"]])
         loop = asyncio.get_running_loop()
         try:
-            card, thinking = await loop.run_in_executor(self.hub.bot_threads, decide, self.agent,
-                                                        view, rng)
+            card, thinking = await loop.run_in_executor(self.threads, decide, self.agent, view,
+                                                        rng)
         except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
             await table.bot_failed(seat, turn["ply"])
             return

@@ -27,7 +27,7 @@ ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "u
                "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
                "not_started", "game_over", "replaced", "already_joined", "not_between",
                "storage", "expired", "not_public", "seat_taken", "already_watching", "not_found",
-               "in_play")
+               "in_play", "limit")
 FALLBACKS = ("deadline", "away", "bot_error")  # why the server played a move for a seat
 # a table's (and its match's) status; a game's is one of them too, never "between"
 STATUSES = ("waiting", "playing", "between", "finished", "abandoned", "expired")
@@ -64,10 +64,13 @@ class ServerMessage(Message):
 
 # --- client -> server ------------------------------------------------------------------------
 def _one_printable_line(name: str | None) -> str | None:
-    """No line breaks or control characters: a name goes into one line of the export."""
+    """No line breaks or control characters: a name goes into one line of the export; and not
+    blank (spaces only), which would leave a seat without a name to call it by."""
     if name is not None and not name.isprintable():
         raise ValueError(f"'name' must be one printable line (no line breaks or control "
                          f"characters), got {name!r}"[:300])
+    if name is not None and not name.strip():
+        raise ValueError(f"'name' must not be blank, got {name!r}"[:300])
     return name
 
 

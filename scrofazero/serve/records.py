@@ -228,9 +228,11 @@ class Records:
             session.execute(update(Game).where(Game.id == game_id).values(
                 status="finished", finished_at=_now(), scores=json.dumps(scores)))
 
-    def list_games(self, limit: int = 50, status: str | None = None) -> list[dict]:
+    def list_games(self, limit: int = 50, status: str | None = None,
+                   offset: int = 0) -> list[dict]:
+        """The newest games first, `limit` of them after skipping `offset`."""
         with Session(self.engine) as session:
-            query = select(Game).order_by(Game.id.desc()).limit(limit).options(
+            query = select(Game).order_by(Game.id.desc()).offset(offset).limit(limit).options(
                 selectinload(Game.match), selectinload(Game.seats))
             if status is not None:
                 query = query.where(Game.status == status)
@@ -265,8 +267,20 @@ class Records:
                     "totals": json.loads(match.totals),
                     "games": [_summary(g) for g in match.games]}
 
+    def match_status(self, match_id: int) -> str | None:
+        with Session(self.engine) as session:
+            return session.scalar(select(Match.status).where(Match.id == match_id))
+
     def close(self) -> None:
         self.engine.dispose()
+
+
+def game_settled(records: Records, game: dict) -> bool:
+    """Whether a stored game's record (`Records.game`) can no longer change: it and its match
+    are over (a game's deal number is told only once its whole match is)."""
+    if game["status"] in LIVE:
+        return False
+    return game["match_id"] is None or records.match_status(game["match_id"]) not in LIVE
 
 
 LIVE = ("waiting", "playing", "between")  # statuses of what a running server still plays

@@ -60,6 +60,16 @@ class SeatedTable:
         self.game_id = -1
         self.write = write  # write(method, *args): a records method on the database thread
         self.lock = asyncio.Lock()
+        self.creator: str | None = None  # the client address that made it (limits.py)
+
+    @property
+    def bots_only(self) -> bool:
+        """No open seat: our bots play it alone (limits.py's max_bot_matches)."""
+        return all(s.kind != OPEN for s in self.seats)
+
+    @property
+    def live(self) -> bool:
+        return self.status not in ENDED
 
     def info(self) -> dict:
         """The table as its lobby lists it (the fields of its start message)."""
@@ -153,6 +163,35 @@ class SeatedTable:
             spec.away = True
             if self.status == "playing" and self.state.current_player == seat:
                 await self._fallback("away")
+
+    async def expire(self) -> bool:
+        """Close a table whose first hand has not started (its idle_expire_s is up): recorded
+        as expired, every connection told (`expired`) and closed. Returns whether it was
+        closed."""
+        async with self.lock:
+            if self.status != "waiting":
+                return False
+            self.status = "expired"
+            await self._record_expired()
+            conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
+            for spec in self.seats:
+                spec.conn = None
+            self._cancel_graces()
+            self.observers.clear()
+            notice = self.error("expired", f"table {self.id} expired: its first hand did not "
+                                           "start in time").to_message()
+            for conn in conns:
+                try:
+                    await conn.send(notice)
+                    await conn.close("expired")
+                except Exception:  # noqa: BLE001  (already gone: nothing more to tell it)
+                    pass
+            self.done.set()
+            return True
+
+    async def _record_expired(self) -> None:
+        """Write the expiry to the records (a subclass's)."""
+        await self.write("set_status", self.game_id, "expired")
 
     def _cancel_graces(self) -> None:
         for spec in self.seats:

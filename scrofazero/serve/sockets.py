@@ -1,16 +1,20 @@
 """The transport both protocols share: a WebSocket as a hub's client (SocketClient: a queue and
 a writer task per socket, so a client that stops reading delays nobody else), the receive loop of
-one socket (`serve_socket`), a request body read with its size limit, and a stored game's record
-once it is over (`closed_record`). Used by app.py (`/ws`, the Gongzhu routes) and fish_routes.py
-(`/ws/fish`).
+one socket (`serve_socket`), a request body read with its size limit, listings a page at a time,
+and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by app.py (`/ws`, the Gongzhu routes) and fish_routes.py
+(`/ws/fish`). Frames of one client address are read no faster than its `client_frames_per_s`
+(limits.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from itertools import islice
+from typing import Callable, Iterable
 
 from fastapi import Request, WebSocket, WebSocketDisconnect
+from starlette.requests import HTTPConnection
 from starlette.requests import ClientDisconnect
 
 from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError
@@ -25,6 +29,9 @@ class _Close:
     reason: str
 
 
+_STOP = object()  # the socket is gone: the writer ends (SocketClient.stop)
+
+
 class SocketClient:
     """A WebSocket at the hub. `send` never waits on the socket: it queues the message for this
     client's own writer task, which sends them in order, so a client that stops reading delays
@@ -34,6 +41,7 @@ class SocketClient:
 
     def __init__(self, ws: WebSocket):
         self.ws = ws
+        self.address = client_address(ws)
         self.closed = False
         self._queue: asyncio.Queue = asyncio.Queue()
         self._writer = asyncio.ensure_future(self._write())
@@ -53,9 +61,21 @@ class SocketClient:
             self._queue.put_nowait(_Close(reason))
 
     def stop(self) -> None:
-        """The socket is gone (its receive loop ended): write nothing more."""
+        """The socket is gone (its receive loop ended): write nothing more. The writer is both
+        cancelled and handed _STOP: on Python 3.11 `wait_for` can swallow a cancellation
+        that meets a send finishing, and the writer then waited on its queue for ever (the
+        "Task was destroyed but it is pending! ... SocketClient._write()" of every such
+        socket, and a server whose shutdown waited on it)."""
         self.closed = True
+        self._queue.put_nowait(_STOP)
         self._writer.cancel()
+
+    async def stopped(self) -> None:
+        """After `stop`: wait (SEND_TIMEOUT_S at most) for the writer task and a close under
+        way to end, so no task of the socket outlives it."""
+        tasks = [t for t in (self._writer, self._closer) if t is not None and not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=SEND_TIMEOUT_S)
 
     def _drop(self, reason: str) -> None:
         self.closed = True
@@ -65,6 +85,8 @@ class SocketClient:
     async def _write(self) -> None:
         while True:
             msg = await self._queue.get()
+            if msg is _STOP:
+                return
             if isinstance(msg, _Close):
                 await self._close_socket(msg.reason)
                 return
@@ -101,11 +123,16 @@ async def limited_body(request: Request) -> bytes:
     return bytes(body)
 
 
-async def serve_socket(ws: WebSocket, hub) -> None:
+FRAME_NOTICE_S = 10.0  # a socket held back by client_frames_per_s is told at most this often
+
+
+async def serve_socket(ws: WebSocket, hub, limits=None) -> None:
     """One accepted WebSocket at `hub` (a Hub, or the Fish hub): every text or binary frame to
     `hub.receive` in order until the socket goes (or is dropped as a slow reader), then
-    `hub.disconnect`."""
+    `hub.disconnect`. With `limits`, a frame past its address's client_frames_per_s waits its
+    turn, and the socket is told so (a `limit` notice; the frame is handled after the wait)."""
     client = SocketClient(ws)
+    told = -FRAME_NOTICE_S
     try:
         while True:
             message = await ws.receive()
@@ -114,21 +141,48 @@ async def serve_socket(ws: WebSocket, hub) -> None:
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
+            wait = limits.frames.wait(client.address) if limits is not None else 0.0
+            if wait:
+                now = asyncio.get_running_loop().time()
+                if now - told >= FRAME_NOTICE_S:
+                    told = now
+                    await client.send(hub.error("limit", (
+                        f"more than {limits.settings.client_frames_per_s:g} frames a second "
+                        f"from {client.address} (client_frames_per_s): its frames are read "
+                        "no faster")).to_message())
+                await asyncio.sleep(wait)
             await hub.receive(client, text)
     except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
         pass
     finally:
         client.stop()
         await hub.disconnect(client)
+        await client.stopped()
 
 
-async def closed_record(read, game_id: int, what: str = "game") -> dict:
-    """The stored game `game_id` (read("game", id) -> its dict or None) once it is over: its
-    record shows every hand, so one still in play is refused (in_play), as is an unknown or
-    out-of-range id (not_found); `what` names the game in those errors."""
+def client_address(conn: HTTPConnection) -> str:
+    """The peer address of a request or WebSocket (what the limits count by)."""
+    client = getattr(conn, "client", None)
+    return client.host if client is not None else "unknown"
+
+
+def page_size(limit: int, most: int) -> int:
+    """A listing's page size: `limit` within 1..most."""
+    return max(1, min(limit, most))
+
+
+def page(items: Iterable, offset: int, limit: int, most: int) -> list:
+    """Items `offset`.. of a listing, at most page_size(limit, most) of them."""
+    return list(islice(items, max(offset, 0), max(offset, 0) + page_size(limit, most)))
+
+
+def closed_game(read: Callable, game_id: int, what: str = "game") -> dict:
+    """The stored game `game_id` (read(id) -> its dict or None, in a worker thread) once it is
+    over: its record shows every hand, so one still in play is refused (in_play), as is an
+    unknown or out-of-range id (not_found); `what` names the game in those errors."""
     if not 0 < game_id <= MAX_GAME_ID:  # beyond the database's integers: no such game
         raise ProtocolError("not_found", f"no {what} {game_id}")
-    game = await read("game", game_id)
+    game = read(game_id)
     if game is None:
         raise ProtocolError("not_found", f"no {what} {game_id}")
     if game["status"] in ("waiting", "playing"):

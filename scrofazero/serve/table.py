@@ -27,7 +27,6 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.serve.messages import (
     FALLBACKS,
     OPEN,
-    Error,
     GameOver,
     HandOver,
     HandResult,
@@ -390,30 +389,9 @@ class Table(SeatedTable):
             await self._send(conn, self.welcome(None))
         await self._start()
 
-    async def expire(self) -> bool:
-        """Close a table whose first hand has not started: recorded as expired, every
-        connection told (`expired`) and closed. Returns whether it was closed."""
-        async with self.lock:
-            if self.status != "waiting":
-                return False
-            self.status = "expired"
-            await self.write("set_status", self.game_id, "expired")
-            await self.write("set_match", self.match_id, "expired", self.totals)
-            conns = [s.conn for s in self.seats if s.conn is not None] + list(self.observers)
-            for spec in self.seats:
-                spec.conn = None
-            self._cancel_graces()
-            self.observers.clear()
-            notice = Error(code="expired", message=f"table {self.id} expired: its first hand "
-                                                   "did not start in time").model_dump()
-            for conn in conns:
-                try:
-                    await conn.send(notice)
-                    await conn.close("expired")
-                except Exception:  # noqa: BLE001  (already gone: nothing more to tell it)
-                    pass
-            self.done.set()
-            return True
+    async def _record_expired(self) -> None:
+        await self.write("set_status", self.game_id, "expired")
+        await self.write("set_match", self.match_id, "expired", self.totals)
 
     def abandon(self) -> None:
         """Stop timers (server shutdown); the records keep the game as unfinished."""

@@ -609,7 +609,7 @@ def test_a_match_of_two_hands(server, page, size):
 def test_a_public_seat_is_taken_from_the_lobby(server, page):
     from playwright.sync_api import expect
 
-    created = server.post("/api/tables", {"type": "create", "deal": 2, "public": True,
+    created = server.post("/api/tables", {"type": "create", "public": True,
                                           "seats": ["random", "open", "random", "open"]})
     table = created["table"]
     page.goto(server.url)

@@ -1,7 +1,10 @@
 """The records database as a server claims it (scrofazero/serve/database.py).
 
 Invariants: while one server holds a database, a second one's start is refused with
-DatabaseInUse and changes nothing (the first one's live games stay live); once the first stops,
+DatabaseInUse and changes nothing (the first one's live games stay live), however the database
+is spelled (a symlink in another folder, a hard link, a relative path, a `file:` URI: the lock
+is the file's own) and names the holder's pid; a database of another backend is claimed by a
+row lock; once the first stops,
 the next start takes the database over and abandons what it left; an unusable database (a
 corrupt file, a path that cannot be a file, an unknown scheme, a PostgreSQL URL without its
 driver) is refused by serve() in one line naming the URL (password hidden) before the URL it
@@ -62,10 +65,87 @@ def test_a_second_server_on_the_database_is_refused_and_changes_nothing(tmp_path
 def test_a_database_is_free_again_after_close(tmp_path):
     db = str(tmp_path / "g.sqlite")
     first = open_database(db)
-    with pytest.raises(DatabaseInUse, match=r"g\.sqlite\.lock"):
+    with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} .*g\\.sqlite"):
         open_database(db)
     first.close()
     open_database(db).close()
+
+
+def other_spellings(tmp_path, db: Path) -> list[str]:
+    """Names of the file `db` that are not its path: a symlink in another folder, a hard link
+    in another folder, a relative path, and SQLAlchemy `file:` URIs (SQLite's URI filenames)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "link.sqlite").symlink_to(db)
+    os.link(db, elsewhere / "hard.sqlite")
+    return [str(elsewhere / "link.sqlite"), str(elsewhere / "hard.sqlite"),
+            os.path.relpath(db), f"sqlite:///file:{db}?uri=true",
+            f"sqlite:///file://localhost{db}?uri=true&mode=rwc",
+            f"sqlite:///file:{elsewhere / 'link.sqlite'}?uri=true"]
+
+
+def test_every_spelling_of_a_held_database_is_refused_and_changes_nothing(tmp_path):
+    db = tmp_path / "g.sqlite"
+    first = open_database(str(db))
+    try:
+        game = first.records.new_game("t1", "deal", None, 0, [("open", "a")] * 4, {})
+        for spelling in other_spellings(tmp_path, db):
+            with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} "):
+                open_database(spelling)
+        assert first.records.game(game)["status"] == "waiting"  # not marked abandoned
+    finally:
+        first.close()
+
+
+def test_a_file_uri_claims_the_file_for_every_other_spelling(tmp_path):
+    db = tmp_path / "g.sqlite"
+    first = open_database(f"sqlite:///file:{db}?uri=true")
+    try:
+        with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} "):
+            open_database(str(db))
+    finally:
+        first.close()
+    open_database(str(db)).close()
+
+
+def test_in_memory_databases_are_not_locked():
+    for url in ("sqlite://", "sqlite:///:memory:"):
+        first, second = open_database(url), open_database(url)
+        first.close()
+        second.close()
+
+
+def test_another_backend_is_claimed_by_a_row_lock(tmp_path, monkeypatch):
+    """SQLite ignores FOR UPDATE, so the backend is stood in for: the claim takes the row of
+    server_claim with NOWAIT, and a database refusing that lock is DatabaseInUse."""
+    from sqlalchemy.exc import OperationalError
+
+    from scrofazero.serve import database as database_module
+
+    records = Records(str(tmp_path / "g.sqlite"))
+    claims = []  # the FOR UPDATE NOWAIT selects: the first takes the row, later ones fail
+    real_execute = type(records.engine.connect()).execute
+
+    def execute(connection, statement, *args, **kw):
+        wanted = getattr(statement, "_for_update_arg", None)
+        if wanted is not None:
+            claims.append(wanted.nowait)
+            if len(claims) > 1:
+                raise OperationalError("SELECT ... FOR UPDATE NOWAIT", {},
+                                       Exception("could not obtain lock"))
+        return real_execute(connection, statement, *args, **kw)
+
+    monkeypatch.setattr(type(records.engine.connect()), "execute", execute)
+    try:
+        held = database_module._row_lock(records, "mysql://db/games")
+        assert held.in_transaction()  # the claim lasts as long as the connection's transaction
+        with pytest.raises(DatabaseInUse, match="mysql://db/games is in use by another server "
+                                                r"\(its row lock on server_claim is held\)"):
+            database_module._row_lock(records, "mysql://db/games")
+        held.close()
+    finally:
+        records.close()
+    assert claims == [True, True]
 
 
 def corrupt(tmp_path) -> str:

@@ -226,7 +226,7 @@ def test_a_watcher_that_stops_reading_stalls_no_table(tmp_path):
         taken = []
         for seed, (table, tokens) in enumerate(made):  # made[0] is the control: unwatched
             start = time.monotonic()
-            await hub.receive(BotClient(hub, hub.make_bot("random"), seed),
+            await hub.receive(BotClient(hub, hub.make_bot("random"), seed, hub.bot_threads),
                               Join(table=table.id, seat=0, token=tokens[0]).model_dump_json())
             await asyncio.wait_for(table.done.wait(), 60)
             taken.append(time.monotonic() - start)

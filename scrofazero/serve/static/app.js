@@ -1189,7 +1189,7 @@
     const body = $('open-tables-body');
     let tables;
     try {
-      tables = (await getJSON('/api/tables')).filter((t) => t.public && (t.open_seats || []).length);
+      tables = (await getJSON('/api/tables?public=true&limit=100')).filter((t) => t.public && (t.open_seats || []).length);
     } catch (err) {
       body.replaceChildren(el('tr', {}, el('td', { colspan: 4, class: 'hint' }, String(err.message))));
       return;
