@@ -6,8 +6,9 @@
 #   bash benchmarks/device_inference.sh OUT_DIR [BELIEFS]
 #
 # Rows run in order of value and are skipped once less than NEED seconds of BUDGET are left;
-# every row's JSON is merged into OUT_DIR/inference_rows.json (a device run brings back few
-# files). WORKERS (default: the cores), DEALS (1024), PYTHON (python3).
+# every row's JSON (in ROWS_DIR, default OUT_DIR/rows) is merged into
+# OUT_DIR/inference_rows.json (a device run brings back few files). WORKERS (default: the
+# cores), DEALS (1024), ROBUST_DEALS (128), BUDGET and NEED (seconds), PYTHON (python3).
 set -u
 out=${1:?usage: device_inference.sh OUT_DIR [BELIEFS]}
 beliefs=${2:-models/belief.pt}
@@ -17,34 +18,38 @@ deals=${DEALS:-1024}
 budget=${BUDGET:-540}
 need=${NEED:-60}
 start=$(date +%s)
-mkdir -p "$out/rows"
+rows=${ROWS_DIR:-$out/rows}  # per-row JSON; the merged file is written to OUT_DIR
+mkdir -p "$rows" "$out"
 row() {
     local name=$1; shift
     local left=$(( budget - ($(date +%s) - start) ))
     if [ "$left" -lt "$need" ]; then echo "skip $name ($left s left)"; return; fi
     local t0=$(date +%s)
     "$py" evaluate.py --wpg deals="${DEALS:-$deals}" workers="$workers" seed=0 progress=false \
-        checkpoint=models/scrofazero.pt out="$out/rows/$name.json" "$@" 2>&1 | tail -1
+        checkpoint=models/scrofazero.pt out="$rows/$name.json" "$@" 2>&1 | tail -1
     echo "$name: $(( $(date +%s) - t0 )) s"
 }
 no_iec=scrofazero.weighting.enabled=false
 belief="scrofazero.sampling.method=belief scrofazero.sampling.beliefs=$beliefs"
+flat="scrofazero.sampling.num_important=0 scrofazero.sampling.per_stratum=18"
+row full_belief_flat $belief $flat $no_iec
 row full_belief $belief $no_iec
 row full_uniform scrofazero.sampling.method=uniform scrofazero.sampling.num_deals=18 $no_iec
+row full_oracle_important scrofazero.sampling.method=oracle_important \
+    scrofazero.sampling.num_deals=18 $no_iec
 # Robustness (issue 34 item 6): the default and the belief player against other opponents.
 for opp in if random raw; do
     DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_default" opponent=$opp
-    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $no_iec
+    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $flat $no_iec
 done
 row full_belief_iec $belief
-row full_oracle_important scrofazero.sampling.method=oracle_important \
-    scrofazero.sampling.num_deals=18 $no_iec
-"$py" - "$out" <<'PY'
+"$py" - "$out" "$rows" <<'PY'
 import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-rows = {p.stem: json.loads(p.read_text()) for p in sorted((out / "rows").glob("*.json"))}
+rows = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[2]).glob("*.json"))}
 (out / "inference_rows.json").write_text(json.dumps(rows, indent=1))
 for name, r in rows.items():
-    print(f"{name:>22} WPG {r['wpg']:+7.1f} ({r['stderr']:.1f}) {r['seconds_per_game']:.2f} s/game")
+    se = r['stderr'] if r['stderr'] is not None else float('nan')
+    print(f"{name:>22} WPG {r['wpg']:+7.1f} ({se:.1f}) {r['seconds_per_game']:.2f} s/game")
 PY

@@ -12,7 +12,8 @@ same first --deals standard deals with the same seed, so the per-deal values pai
 - stratified_iec: that with the paper's Bayesian weights (the full player's default before the
   belief network);
 - belief / belief_iec: deals from the card-location network (models/belief.pt), stratified with
-  strata weighted by the belief (full player), without and with IEC on top;
+  strata weighted by the belief (full player), without and with IEC on top; belief_flat: 18
+  plain draws from the belief, no strata;
 - oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
 - oracle: the true deal alone (the ceiling; evaluation only).
 
@@ -55,6 +56,8 @@ ROWS = {
         "stratified": ["scrofazero.sampling.method=stratified", NO_IEC],
         "stratified_iec": ["scrofazero.sampling.method=stratified"],
         "belief": ["scrofazero.sampling.method=belief", NO_IEC],
+        "belief_flat": ["scrofazero.sampling.method=belief", "scrofazero.sampling.num_important=0",
+                        "scrofazero.sampling.per_stratum=18", NO_IEC],
         "belief_iec": ["scrofazero.sampling.method=belief"],
         "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],
         "oracle": ["scrofazero.sampling.method=oracle", "scrofazero.sampling.num_deals=1",
@@ -65,9 +68,12 @@ BASELINE = {"raw": "uniform", "full": "stratified_iec"}  # the defaults before t
 
 
 def measurement_key(overrides: list[str], args) -> str:
-    what = json.dumps({"checkpoint": file_sha256(args.checkpoint),
-                       "beliefs": file_sha256(args.beliefs) if Path(args.beliefs).is_file()
-                       else None, "deals": args.deals, "seed": args.seed,
+    """What a stored row must match to be reused: the network's bytes, the belief file's bytes
+    (rows that use it), the deals, the seed and the overrides."""
+    uses_belief = any("belief" in o for o in overrides)
+    beliefs = file_sha256(args.beliefs) if uses_belief and Path(args.beliefs).is_file() else None
+    what = json.dumps({"checkpoint": file_sha256(args.checkpoint), "beliefs": beliefs,
+                       "deals": args.deals, "seed": args.seed,
                        "overrides": sorted(overrides)}, sort_keys=True)
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 

@@ -142,8 +142,11 @@ class BeliefNet(nn.Module):
     the network starts from "a card lies with a seat in proportion to the cards it holds" (the
     uniform prior, up to the voids) and learns only how the plays move belief away from it."""
 
-    def __init__(self, hidden: int = 512, num_blocks: int = 2):
+    def __init__(self, hidden: int = 512, num_blocks: int = 2, dropout: float = 0.0):
         super().__init__()
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"belief network dropout={dropout}: must lie in [0, 1)")
+        self.dropout = float(dropout)
         if not 1 <= int(hidden) <= 65536 or not 0 <= int(num_blocks) <= 64:
             raise ValueError(f"belief network shape hidden={hidden}, num_blocks={num_blocks}: "
                              "hidden must lie in 1..65536 and num_blocks in 0..64")
@@ -159,13 +162,15 @@ class BeliefNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.inp(x))
+        if self.dropout:  # against remembering whole deals: every position of a game shares one
+            h = nn.functional.dropout(h, self.dropout, self.training)
         for block in self.blocks:
             h = torch.relu(h + block(h))
         sizes = x[:, SIZE_OFFSET:SIZE_OFFSET + OTHERS].clamp(min=1e-3)  # [B, 3] (0 -> masked)
         return self.out(h).view(-1, NUM_CARDS, OTHERS) + torch.log(sizes)[:, None, :]
 
     def config(self) -> dict:
-        return {"hidden": self.hidden, "num_blocks": self.num_blocks}
+        return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
 
 
 def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

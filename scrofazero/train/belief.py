@@ -315,7 +315,8 @@ def split(records: GameRecords, val_fraction: float) -> tuple[np.ndarray, np.nda
 def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
         batch: int = 512, lr: float = 1e-3, val_fraction: float = 0.05, seed: int = 0,
         device: str = "cpu", max_minutes: float = 0.0, init: str | None = None,
-        meta: dict | None = None, progress: bool = True, data_weights=None) -> dict:
+        meta: dict | None = None, progress: bool = True, data_weights=None,
+        dropout: float = 0.0, weight_decay: float = 0.0) -> dict:
     """Train a belief network on the shards of `data` (a folder or a list) and write it to
     `out` (atomically, after every epoch). data_weights: one weight per folder, how often its
     games are drawn relative to their number (default: all 1). Returns the training summary
@@ -332,10 +333,10 @@ def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
     draw_p = per_game[train_g] / per_game[train_g].sum()
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    net = load_belief(init).net if init else BeliefNet(hidden, num_blocks)
+    net = load_belief(init).net if init else BeliefNet(hidden, num_blocks, dropout)
     net.to(device).train()
     steps = int(epochs * len(train_g) * NUM_CARDS / batch)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1),
                                                 pct_start=0.05)
     owners = records.owners()
@@ -475,6 +476,8 @@ def main(argv=None) -> None:
     f.add_argument("--device", default="cpu")
     f.add_argument("--max-minutes", type=float, default=0.0)
     f.add_argument("--init", default=None)
+    f.add_argument("--dropout", type=float, default=0.0)
+    f.add_argument("--weight-decay", type=float, default=0.0)
     f.add_argument("--weights", type=float, nargs="+", default=None,
                    help="one weight per --data folder (how often its games are drawn)")
     f.add_argument("--seed", type=int, default=0)
@@ -493,7 +496,8 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
         summary = fit(args.data, args.out, args.hidden, args.blocks, args.epochs, args.batch,
                       args.lr, seed=args.seed, device=args.device, max_minutes=args.max_minutes,
-                      init=args.init, data_weights=args.weights,
+                      init=args.init, data_weights=args.weights, dropout=args.dropout,
+                      weight_decay=args.weight_decay,
                       meta={"data": [str(d) for d in args.data], "data_weights": args.weights})
         print(json.dumps({k: v for k, v in summary.items() if k != "history"}))
     else:
