@@ -304,11 +304,16 @@ def _loss(net, p: Positions, target: np.ndarray, allowed: np.ndarray, device) ->
     return -picked.sum() / mask.sum().clamp(min=1)
 
 
+_DEAL_HASH = np.random.default_rng(20261204).integers(1, 2**31, size=NUM_CARDS)
+
+
 def split(records: GameRecords, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
-    """Train and validation game indices: every game whose index hashes into the validation
-    fraction is held out (deterministic, the same for any number of shards)."""
+    """Train and validation game indices: every game whose deal hashes into the validation
+    fraction is held out, so a game is on the same side whatever folders or shards it is
+    loaded with."""
     g = np.arange(len(records))
-    held = (g * 2654435761 % 1000) < val_fraction * 1000
+    key = (records.deal.astype(np.int64) * _DEAL_HASH[None, :]).sum(axis=1) % 1000
+    held = key < val_fraction * 1000
     return g[~held], g[held]
 
 
