@@ -50,6 +50,7 @@ from scrofazero.serve.protocol import (
     parse_client_message,
 )
 from scrofazero.serve.limits import Limits, Reader, json_bytes
+from scrofazero.serve.reviews import REVIEWER, Reviews
 from scrofazero.serve.records import LIVE, Records, export_text, game_settled, replay_frames
 from scrofazero.serve.sockets import (
     MAX_GAME_ID,
@@ -119,8 +120,9 @@ def check_settings(cfg: PlayConfig) -> None:
     if not 0 <= cfg.reconnect_grace_s < math.inf:
         raise ValueError(f"reconnect_grace_s must be a number of seconds >= 0, got "
                          f"{cfg.reconnect_grace_s}")
-    for key in ("bot_threads", "bot_match_threads", "read_threads", "max_bot_matches",
-                "max_waiting_tables", "max_waiting_tables_per_client", "max_page_size"):
+    for key in ("bot_threads", "bot_match_threads", "review_threads", "read_threads",
+                "max_bot_matches", "max_waiting_tables", "max_waiting_tables_per_client",
+                "max_page_size"):
         if getattr(cfg, key) < 1:
             raise ValueError(f"{key} must be >= 1, got {getattr(cfg, key)}")
     for key in ("table_creates_per_minute", "client_requests_per_s", "client_frames_per_s"):
@@ -148,6 +150,8 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             state["abandoned"] = db.abandoned  # left by a server that stopped
             state["records"] = db.records
             state["hub"] = Hub(db.records, hub_settings(cfg), limits)
+            state["reviews"] = Reviews(lambda: state["hub"].make_bot(REVIEWER),
+                                       cfg.review_threads)
             state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"],
                                               limits)  # fish_routes.py
             # compile and load every bot now: the server is ready only when a first move is fast
@@ -163,6 +167,7 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             yield
             await state["fish_hub"].shutdown()
             await state["hub"].shutdown()
+            state["reviews"].shutdown()
         finally:
             db.close()
 
@@ -283,6 +288,30 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     async def export(game_id: int):
         return await answer("export", game_id, lambda g: export_text(g).encode(),
                             "text/plain; charset=utf-8")
+
+    def review_seat(seat: int) -> int:
+        if not 0 <= seat < 4:
+            raise ProtocolError("bad_message", f"seat must be 0..3, got {seat}")
+        return seat
+
+    @app.get("/api/games/{game_id}/review")
+    async def game_review(game_id: int, seat: int):
+        """The review of `seat`'s moves in a finished game, started by the first ask."""
+        review_seat(seat)
+        game = await reader.run(closed_game, records().game, game_id)
+        return state["reviews"].ask(game, seat)
+
+    @app.get("/api/matches/{match_id}/review")
+    async def match_review(match_id: int, seat: int):
+        """The reviews of `seat` in a match's finished hands, and the match's summary."""
+        review_seat(seat)
+
+        def finished_games() -> list[dict]:
+            return [records().game(g["id"]) for g in stored_match(match_id)["games"]
+                    if g["status"] not in ("waiting", "playing")]
+
+        games = await reader.run(finished_games)
+        return {"match_id": match_id, **state["reviews"].ask_match(games, seat)}
 
     @app.post("/api/tables/{table_id}/claim")
     async def claim(table_id: str, request: Request):

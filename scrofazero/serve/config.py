@@ -56,6 +56,7 @@ class PlayConfig:
     max_waiting_tables_per_client: Count = 20  # tables waiting for players one client has made
     max_waiting_tables: Count = 500  # tables waiting for players on the server, both games
     max_bot_matches: Count = 2  # tables of bots only (no open seat) played at once
+    review_threads: Count = 1  # threads reviews of a person's moves think in (GET /api/games/ID/review)
     bot_match_threads: Count = 1  # threads the bots of those tables think in (apart from bot_threads)
     client_requests_per_s: Positive = 50.0  # HTTP requests of one client (past it: wait up to 1 s, then 429)
     client_frames_per_s: Positive = 100.0  # WebSocket frames of one client (past it: read no faster)

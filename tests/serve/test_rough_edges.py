@@ -102,3 +102,35 @@ def test_a_fish_learned_seat_without_its_network_is_not_offered(tmp_path):
                             {"type": "fish_create", "seats": ["open"] + ["learned"] * 5})
         assert status == 400 and "no network for the learned seats" in body["message"]
         assert "no_such_scorer" not in body["message"]
+
+
+def test_a_review_of_a_seats_moves_is_computed_in_the_background(server):
+    """GET /api/games/ID/review?seat=S answers at once, running with its progress, then done
+    with the review (docs/protocol.md "Review of a seat's moves"); asked again, the same."""
+    import time
+
+    made = answer(server, "/api/tables", {"type": "create", "seats": ["random"] * 4, "deal": 2})
+    for _ in range(300):
+        status, game = http(server, f"/api/games/{made['game_id']}")
+        if status == 200 and game["status"] == "finished":
+            break
+        time.sleep(0.1)
+    path = f"/api/games/{made['game_id']}/review?seat=1"
+    first = answer(server, path)
+    assert first["status"] in ("running", "done") and first["total"] == 13
+    assert first["player"] == "scrofazero" and 0 <= first["done"] <= 13
+    for _ in range(600):
+        got = answer(server, path)
+        if got["status"] != "running":
+            break
+        time.sleep(0.1)
+    assert got["status"] == "done" and got["done"] == 13, got
+    review = got["review"]
+    mine = [m["card"] for m in game["moves"] if m["seat"] == 1]
+    assert [m["card"] for m in review["moves"]] == mine
+    assert review["total_given_up"] == pytest.approx(sum(m["given_up"] for m in review["moves"]))
+    assert len(review["costliest"]) <= 3 and all(m["given_up"] >= 0 for m in review["moves"])
+    assert answer(server, path) == got
+    assert http(server, f"/api/games/{made['game_id']}/review?seat=7")[0] == 400
+    assert http(server, "/api/games/99999/review?seat=0")[0] == 404
+    assert http(server, "/api/matches/99999/review?seat=0")[0] == 404
