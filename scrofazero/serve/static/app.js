@@ -453,6 +453,7 @@
       g.turnSince = Date.now();
       g.match = matchOf(msg, g.match);
       g.between = null;
+      g.review = null;
       addLog(`The hand starts; ${leads(msg.first_leader)}.`);
       renderGame();
     },
@@ -930,6 +931,10 @@
         isMatch(g) && matchId !== null ? [el('a', { href: `/?match=${matchId}`, 'data-testid': 'match-replay-link' },
           'Replay the match'), ' · '] : null,
         el('button', { type: 'button', class: g.between ? '' : 'primary', onclick: leaveTable }, 'Open a new table')),
+      el('p', { class: 'review-ask' },
+        el('button', { type: 'button', 'data-testid': 'review-button', disabled: Boolean(g.review),
+          onclick: () => askReview(gameId) }, g.review ? 'Review asked for: see below' : 'Review my moves'),
+        el('span', { class: 'hint' }, ' the AI as a coach: what it finds for each card you could have played')),
     ].filter((part) => part !== null)); // replaceChildren writes a null as the text "null"
     box.dataset.gameId = String(gameId);
     box.hidden = false;
@@ -1007,6 +1012,88 @@
     renderInvites();
     renderSummary();
     renderThinking();
+    renderReview();
+  }
+
+  // --- the review of the person's own moves (GET /api/games/ID/review) ------------------------
+  function askReview(gameId) {
+    const g = app.game;
+    if (!g || g.review) return;
+    g.review = { gameId, state: null, error: null, match: null, selected: null };
+    renderSummary();
+    pollReview(g.review);
+  }
+
+  async function pollReview(review) {
+    const g = app.game;
+    if (!g || g.review !== review) return; // a new hand started meanwhile
+    try {
+      review.state = await getJSON(`/api/games/${review.gameId}/review?seat=${g.seat}`);
+    } catch (err) {
+      review.error = err.message;
+    }
+    renderReview();
+    if (review.state && review.state.status === 'running') setTimeout(() => pollReview(review), 700);
+    else if (review.state && review.state.status === 'done' && isMatch(g) && g.match.id !== null) pollMatchReview(review);
+  }
+
+  async function pollMatchReview(review) {
+    const g = app.game;
+    if (!g || g.review !== review) return;
+    try {
+      review.match = await getJSON(`/api/matches/${g.match.id}/review?seat=${g.seat}`);
+    } catch (_) { return; }
+    renderReview();
+    if (review.match.status === 'running') setTimeout(() => pollMatchReview(review), 1000);
+  }
+
+  function renderReview() {
+    const g = app.game;
+    const panel = $('review-panel');
+    const review = g && g.review;
+    panel.hidden = !review;
+    if (!review) { panel.replaceChildren(); return; }
+    const head = el('h3', {}, 'Review of your moves');
+    const st = review.state;
+    if (review.error || (st && st.status === 'failed')) {
+      panel.replaceChildren(head, el('p', { class: 'error-text', 'data-testid': 'review-status' },
+        `The review could not be made: ${review.error || st.error}`));
+      return;
+    }
+    if (!st || st.status === 'running') {
+      const done = st ? st.done : 0;
+      const total = st ? st.total : 13;
+      panel.replaceChildren(head, el('p', { 'data-testid': 'review-status' },
+        el('progress', { max: String(total), value: String(done) }),
+        ` The AI is looking at your move ${Math.min(done + 1, total)} of ${total}…`));
+      return;
+    }
+    const r = st.review;
+    const selected = r.moves.find((m) => m.ply === review.selected) || r.costliest.map((c) => r.moves.find((m) => m.ply === c.ply))[0] || r.moves[0];
+    const rows = r.moves.map((m) => el('tr', { class: (m.given_up > 0 ? 'costly' : '') + (m === selected ? ' chosen' : ''),
+      'data-testid': `review-move-${m.ply}`, onclick: () => { review.selected = m.ply; renderReview(); } },
+      el('td', {}, String(m.ply)), el('td', {}, cardText(m.card)),
+      el('td', {}, m.forced ? 'forced' : m.card === m.ai_card ? 'the same' : cardText(m.ai_card)),
+      el('td', { class: 'num', 'data-testid': `review-given-up-${m.ply}` }, m.given_up ? m.given_up.toFixed(1) : '0')));
+    const costly = r.costliest.length
+      ? el('ol', {}, r.costliest.map((c) => el('li', {}, `move ${c.ply}: you played `, cardText(c.card),
+        ', the AI would play ', cardText(c.ai_card), ` (${c.given_up.toFixed(1)} points)`)))
+      : el('p', {}, 'Every card you played was the AI\'s choice, or as good by its values.');
+    const m = review.match;
+    panel.replaceChildren(head,
+      el('p', { 'data-testid': 'review-total' }, `Against the AI's choices you gave up `,
+        el('b', {}, r.total_given_up.toFixed(1)), ' points in this hand (its estimate, from what you could see at each move).'),
+      el('h4', {}, 'Your costliest moves'), costly,
+      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : null,
+      el('div', { class: 'thought-cols' },
+        el('table', { class: 'values review-moves', 'data-testid': 'review-moves' },
+          el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'you'), el('th', {}, 'AI'), el('th', { class: 'num' }, 'given up'))),
+          el('tbody', {}, rows)),
+        el('div', {}, el('h5', {}, `Move ${selected.ply}: the AI's value of each card you could play`),
+          el('table', { class: 'values' }, el('tbody', {}, selected.values.map((v) => el('tr', { class: v.card === selected.card ? 'chosen' : '' },
+            el('td', {}, cardText(v.card)), el('td', { class: 'num' }, v.value === null ? '—' : v.value.toFixed(1)),
+            el('td', { class: 'tags' }, [v.card === selected.card ? 'you' : '', v.card === selected.ai_card ? 'AI' : ''].filter(Boolean).join(', '))))))),
+        el('p', { class: 'hint' }, 'Points for your team; higher is better. Click a move to see its values.')));
   }
 
   // --- the thinking panel --------------------------------------------------------------------
