@@ -27,7 +27,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from scrofazero.agents import PLAYERS
 from scrofazero.nn.checkpoint import load_model
-from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.config import PlayConfig, shipped
 from scrofazero.serve.database import OpenDatabase, open_database
 from scrofazero.serve.guards import (
     WILDCARD_ADDRESSES,
@@ -42,6 +42,7 @@ from scrofazero.serve.fish_hub import make_fish_hub
 from scrofazero.serve.fish_routes import add_fish_routes
 from scrofazero.serve.hub import Hub, HubSettings, created
 from scrofazero.serve.messages import PROTOCOL_VERSION, STATUSES, Create, Error, seat_kinds
+from scrofazero.serve.pages import problem_page, shown
 from scrofazero.serve.protocol import (
     MAX_MESSAGE_BYTES,
     ProtocolError,
@@ -49,6 +50,7 @@ from scrofazero.serve.protocol import (
     parse_client_message,
 )
 from scrofazero.serve.limits import Limits, Reader, json_bytes
+from scrofazero.serve.reviews import REVIEWER, Reviews
 from scrofazero.serve.records import LIVE, Records, export_text, game_settled, replay_frames
 from scrofazero.serve.sockets import (
     MAX_GAME_ID,
@@ -79,7 +81,11 @@ def add_error_answers(app: FastAPI) -> None:
         return http_error(err)
 
     @app.exception_handler(HTTPException)
-    async def framework_refused(_request, err: HTTPException):
+    async def framework_refused(request: Request, err: HTTPException):
+        if err.status_code == 404 and not request.url.path.startswith(("/api/", "/ws")):
+            # a person's browser at a wrong address: a page that says so (the API keeps JSON)
+            return problem_page("No such page", f"There is no page at "
+                                f"{shown(request.url.path, 80)} on this server.")
         code = "not_found" if err.status_code == 404 else "bad_message"
         return JSONResponse(Error(code=code, message=str(err.detail)).model_dump(),
                             status_code=err.status_code, headers=err.headers)
@@ -94,7 +100,7 @@ def add_error_answers(app: FastAPI) -> None:
 
 
 def hub_settings(cfg: PlayConfig) -> HubSettings:
-    return HubSettings(checkpoint=cfg.checkpoint, bot_threads=cfg.bot_threads, seed=cfg.seed,
+    return HubSettings(checkpoint=shipped(cfg.checkpoint), bot_threads=cfg.bot_threads, seed=cfg.seed,
                        bot_match_threads=cfg.bot_match_threads,
                        table=TableSettings(move_deadline_s=cfg.move_deadline_s,
                                            reconnect_grace_s=cfg.reconnect_grace_s,
@@ -114,8 +120,9 @@ def check_settings(cfg: PlayConfig) -> None:
     if not 0 <= cfg.reconnect_grace_s < math.inf:
         raise ValueError(f"reconnect_grace_s must be a number of seconds >= 0, got "
                          f"{cfg.reconnect_grace_s}")
-    for key in ("bot_threads", "bot_match_threads", "read_threads", "max_bot_matches",
-                "max_waiting_tables", "max_waiting_tables_per_client", "max_page_size"):
+    for key in ("bot_threads", "bot_match_threads", "review_threads", "read_threads",
+                "max_bot_matches", "max_waiting_tables", "max_waiting_tables_per_client",
+                "max_page_size"):
         if getattr(cfg, key) < 1:
             raise ValueError(f"{key} must be >= 1, got {getattr(cfg, key)}")
     for key in ("table_creates_per_minute", "client_requests_per_s", "client_frames_per_s"):
@@ -143,11 +150,16 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             state["abandoned"] = db.abandoned  # left by a server that stopped
             state["records"] = db.records
             state["hub"] = Hub(db.records, hub_settings(cfg), limits)
+            state["reviews"] = Reviews(lambda: state["hub"].make_bot(REVIEWER),
+                                       cfg.review_threads)
             state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"],
                                               limits)  # fish_routes.py
             # compile and load every bot now: the server is ready only when a first move is fast
             state["warm_s"] = await asyncio.get_running_loop().run_in_executor(
                 state["hub"].bot_threads, state["hub"].warm)
+            # the Fish seats this server can fill (a learned seat needs its network)
+            await asyncio.get_running_loop().run_in_executor(
+                state["fish_hub"].bot_threads, state["fish_hub"].seat_kinds)
             # Everything imported so far (torch, numpy, the web stack) lives as long as the
             # server: keep it out of the garbage collector's full passes, which otherwise
             # stalled every table for ~0.2 s under load (benchmarks/serve.py's p99).
@@ -155,6 +167,7 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             yield
             await state["fish_hub"].shutdown()
             await state["hub"].shutdown()
+            state["reviews"].shutdown()
         finally:
             db.close()
 
@@ -177,8 +190,43 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     add_fish_routes(app, lambda: state["fish_hub"], STATIC, reader, cfg.max_page_size)
 
     @app.get("/")
-    async def index():
-        return FileResponse(STATIC / "index.html")
+    async def index(request: Request):
+        problem = await url_problem(request.query_params)
+        return problem or FileResponse(STATIC / "index.html")
+
+    async def url_problem(params) -> Response | None:
+        """A plain page when the page's URL cannot be served (a replay id that is not a
+        number or names no game, a table not on the server, a seat not 0..3); else None."""
+        for kind, what in (("replay", "game"), ("match", "match")):
+            if kind not in params:
+                continue
+            text = params[kind]
+            if not text.isdecimal() or not 0 < int(text) <= MAX_GAME_ID:
+                return problem_page(f"No such {what}", f"'{shown(text)}' is not a {what} "
+                                    f"number: a replay link reads /?{kind}=N, N a {what}'s "
+                                    "number from the lobby's list.", 400)
+            try:
+                if kind == "replay":
+                    await reader.answer(("game", int(text)),
+                                        stored_answer("game", int(text), json_bytes))
+                else:
+                    await reader.answer(("match", int(text)),
+                                        lambda: match_answer(int(text)))
+            except ProtocolError as err:
+                title = f"{what.capitalize()} {text} is still in play" \
+                    if err.code == "in_play" else f"No {what} {text}"
+                return problem_page(title, f"{err.message}.", HTTP_STATUS.get(err.code, 400))
+            return None
+        if "table" in params:
+            table, seat = params["table"], params.get("seat", "")
+            if table not in hub().tables:
+                return problem_page("No such table", f"There is no table '{shown(table)}' on "
+                                    "this server: it may have ended and closed, the server may "
+                                    "have restarted, or the link is mistyped.")
+            if seat not in ("0", "1", "2", "3"):
+                return problem_page("No such seat", f"A table's seats are 0, 1, 2 and 3, not "
+                                    f"'{shown(seat)}': check the join link you were given.", 400)
+        return None
 
     @app.get("/api/options")
     async def options():
@@ -240,6 +288,30 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     async def export(game_id: int):
         return await answer("export", game_id, lambda g: export_text(g).encode(),
                             "text/plain; charset=utf-8")
+
+    def review_seat(seat: int) -> int:
+        if not 0 <= seat < 4:
+            raise ProtocolError("bad_message", f"seat must be 0..3, got {seat}")
+        return seat
+
+    @app.get("/api/games/{game_id}/review")
+    async def game_review(game_id: int, seat: int):
+        """The review of `seat`'s moves in a finished game, started by the first ask."""
+        review_seat(seat)
+        game = await reader.run(closed_game, records().game, game_id)
+        return state["reviews"].ask(game, seat)
+
+    @app.get("/api/matches/{match_id}/review")
+    async def match_review(match_id: int, seat: int):
+        """The reviews of `seat` in a match's finished hands, and the match's summary."""
+        review_seat(seat)
+
+        def finished_games() -> list[dict]:
+            return [records().game(g["id"]) for g in stored_match(match_id)["games"]
+                    if g["status"] not in ("waiting", "playing")]
+
+        games = await reader.run(finished_games)
+        return {"match_id": match_id, **state["reviews"].ask_match(games, seat)}
 
     @app.post("/api/tables/{table_id}/claim")
     async def claim(table_id: str, request: Request):
@@ -310,7 +382,7 @@ def serve(cfg: PlayConfig) -> None:
 def _serve(cfg: PlayConfig, database: OpenDatabase) -> None:
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
-    load_model(cfg.checkpoint)  # a missing or damaged network is refused now, by name
+    load_model(shipped(cfg.checkpoint))  # a missing or damaged network is refused now, by name
     app = create_app(cfg, database)
     sock = socket.socket(socket.AF_INET6 if ":" in cfg.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -4,11 +4,25 @@ entry points can register the schema without the `[play]` extra installed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional
 
 from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Seed, at_most, one_of
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's
+# the folder that holds the package: the shipped models/ are beside it in a checkout
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def shipped(path: str) -> str:
+    """A model file named relative to the project (`models/...`) found wherever the server was
+    started: `path` itself when it exists from the working directory (or is absolute), else
+    the same path under the project's folder when it is there, else `path` unchanged (so the
+    error names what was asked for)."""
+    if Path(path).is_absolute() or Path(path).exists():
+        return path
+    beside = PROJECT / path
+    return str(beside) if beside.exists() else path
 
 
 @dataclass
@@ -17,6 +31,7 @@ class PlayConfig:
     port: at_most(65535, low=0) = 8000  # port to serve on (0: any free port, printed at start)
     db: str = "records/games.sqlite"  # a SQLite file, or any SQLAlchemy URL (postgresql://...)
     checkpoint: str = "models/scrofazero.pt"  # network of the ScrofaZero seats
+    fish_checkpoint: str = "models/fish_learned.pt"  # scorer of the Fish `learned` seats (not loadable: those seats are not offered)
     bots: List[str] = field(default_factory=lambda: ["scrofazero", "scrofazero", "scrofazero"])
     # ^ the page's default for the three other seats: open or a registered player's name
     move_deadline_s: Positive = 120.0  # time for a move; then the lowest legal card is played
@@ -41,6 +56,7 @@ class PlayConfig:
     max_waiting_tables_per_client: Count = 20  # tables waiting for players one client has made
     max_waiting_tables: Count = 500  # tables waiting for players on the server, both games
     max_bot_matches: Count = 2  # tables of bots only (no open seat) played at once
+    review_threads: Count = 1  # threads reviews of a person's moves think in (GET /api/games/ID/review)
     bot_match_threads: Count = 1  # threads the bots of those tables think in (apart from bot_threads)
     client_requests_per_s: Positive = 50.0  # HTTP requests of one client (past it: wait up to 1 s, then 429)
     client_frames_per_s: Positive = 100.0  # WebSocket frames of one client (past it: read no faster)

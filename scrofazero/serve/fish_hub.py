@@ -25,6 +25,7 @@ from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.rules import AskMove, FishState, FishView, Params
 from scrofazero.serve.client_hub import ClientHub
+from scrofazero.serve.config import shipped
 from scrofazero.serve.fish_messages import (
     FishAsk,
     FishCall,
@@ -33,6 +34,7 @@ from scrofazero.serve.fish_messages import (
     FishJoin,
     FishProtocolError,
     FishWatch,
+    fish_seat_kinds,
     parse_fish_message,
 )
 from scrofazero.serve.fish_records import FishRecords
@@ -70,12 +72,24 @@ class FishHub(ClientHub):
                                                     thread_name_prefix="fish-bot-matches")
         self.rng = np.random.default_rng(settings.seed)
         self._scorer = None
+        self._kinds: tuple[str, ...] | None = None
 
     def scorer(self):
         """The learned player's scorer, loaded once (off the event loop)."""
         if self._scorer is None:
             self._scorer = load_scorer(self.settings.checkpoint)
         return self._scorer
+
+    def seat_kinds(self) -> tuple[str, ...]:
+        """The seat kinds this server offers: every Fish player's, less `learned` when its
+        scorer does not load (checked once, off the event loop, at start)."""
+        if self._kinds is None:
+            try:
+                self.scorer()
+                self._kinds = fish_seat_kinds()
+            except (OSError, ValueError, RuntimeError):
+                self._kinds = tuple(k for k in fish_seat_kinds() if k != "learned")
+        return self._kinds
 
     def make_bot(self, kind: str, seed: int):
         runtime = {"model": self.scorer()} if kind == "learned" else {}
@@ -104,14 +118,13 @@ class FishHub(ClientHub):
                 state = FishState.deal(params, seed, first_player=msg.first)
         except ValueError as err:
             raise FishProtocolError("bad_message", f"'deal': {err}"[:300]) from None
-        self.admit(address, kinds)
         if "learned" in kinds:
-            try:
-                await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.scorer)
-            except (OSError, ValueError) as err:
-                raise FishProtocolError("bad_message", f"the learned seats need the scorer "
-                                                       f"{self.settings.checkpoint}: {err}"
-                                                       [:300]) from None
+            offered = await asyncio.get_running_loop().run_in_executor(self.bot_threads,
+                                                                       self.seat_kinds)
+            if "learned" not in offered:  # its network is not there: said without the path
+                raise FishProtocolError("bad_message", "this server has no network for the "
+                                                       "learned seats; choose another kind")
+        self.admit(address, kinds)
         settings = FishTableSettings(**{**vars(self.settings.table), "calls": calls})
         names = [f"open seat {i}" if k == OPEN else f"{k} bot" for i, k in enumerate(kinds)]
         table_id = self.new_table_id()
@@ -165,7 +178,8 @@ def make_fish_hub(cfg, records, hub, limits=None) -> FishHub:
                               idle_expire_s=cfg.idle_expire_s)
     return FishHub(fish_records, FishHubSettings(table=table, bot_threads=cfg.bot_threads,
                                                  seed=cfg.seed,
-                                                 bot_match_threads=cfg.bot_match_threads),
+                                                 bot_match_threads=cfg.bot_match_threads,
+                                                 checkpoint=shipped(cfg.fish_checkpoint)),
                    db_thread=hub.db_thread, limits=limits)
 
 

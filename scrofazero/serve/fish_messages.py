@@ -106,7 +106,9 @@ class FishCall(ClientMessage):
     set: StrictInt = Field(description="a set id 0..8")
     holders: dict[StrictStr, StrictInt] = Field(
         description="card code -> seat of your team, for each of the set's 6 cards")
-    move: Optional[StrictInt] = Field(None, description="the number of moves made so far")
+    move: Optional[StrictInt] = Field(
+        None, description="the number this call gets: the moves made so far + 1 (a stale call "
+                          "is refused)")
 
     @field_validator("holders")
     @classmethod

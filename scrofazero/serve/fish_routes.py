@@ -16,7 +16,6 @@ from scrofazero.serve.fish_hub import FishHub, fish_created
 from scrofazero.serve.fish_messages import (
     FishCreate,
     FishProtocolError,
-    fish_seat_kinds,
     parse_fish_message,
 )
 from scrofazero.serve.fish_records import fish_export, fish_replay
@@ -24,6 +23,10 @@ from scrofazero.serve.messages import PROTOCOL_VERSION
 from scrofazero.serve.limits import Reader, json_bytes
 from scrofazero.serve.protocol import ProtocolError
 from scrofazero.serve.sockets import client_address, closed_game, limited_body, page, serve_socket
+
+
+# what the lobby says of a player whose roster line names a command-line option and a file
+SERVER_ABOUT = {"learned": "the self-play trained scorer over the exact belief's features"}
 
 
 def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reader: Reader,
@@ -39,8 +42,10 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
     @app.get("/api/fish/options")
     async def fish_options():
         settings = fish_hub().settings.table
-        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(fish_seat_kinds()),
-                "bots": [{"kind": s.name, "about": s.about} for s in FISH_PLAYERS.values()],
+        kinds = fish_hub().seat_kinds()  # a learned seat only when its network loads
+        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(kinds),
+                "bots": [{"kind": s.name, "about": SERVER_ABOUT.get(s.name, s.about)}
+                         for s in FISH_PLAYERS.values() if s.name in kinds],
                 "table_sizes": list(TABLE_SIZES), "call_modes": list(CALL_MODES),
                 "calls": settings.calls, "move_deadline_s": settings.move_deadline_s,
                 "reconnect_grace_s": settings.reconnect_grace_s,

@@ -63,14 +63,21 @@ class ServerMessage(Message):
 
 
 # --- client -> server ------------------------------------------------------------------------
+def echo(value, most: int = 60) -> str:
+    """A refused value as an error message repeats it: its repr, cut to about `most`
+    characters (a script's 10,000-character name is not sent back in full)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}… ({len(str(value))} characters)"
+
+
 def _one_printable_line(name: str | None) -> str | None:
     """No line breaks or control characters: a name goes into one line of the export; and not
     blank (spaces only), which would leave a seat without a name to call it by."""
     if name is not None and not name.isprintable():
         raise ValueError(f"'name' must be one printable line (no line breaks or control "
-                         f"characters), got {name!r}"[:300])
+                         f"characters), got {echo(name)}"[:300])
     if name is not None and not name.strip():
-        raise ValueError(f"'name' must not be blank, got {name!r}"[:300])
+        raise ValueError(f"'name' must not be blank, got {echo(name)}"[:300])
     return name
 
 

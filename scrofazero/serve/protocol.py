@@ -31,6 +31,7 @@ from scrofazero.serve.messages import (
     ClientMessage,
     Error,
     PublicState,
+    echo,
 )
 
 MAX_MESSAGE_BYTES = 4096  # a client message above this is refused as too_large
@@ -60,7 +61,8 @@ def _one_line(kind: str, model: type[BaseModel], err: ValidationError) -> str:
     what = model.model_fields[name].description if name in model.model_fields else "valid"
     if problem["type"] == "missing":
         return f"'{kind}' needs '{name}' ({what})"
-    return f"'{name}' must be {what}, got {problem['input']!r}"[:300]
+    return f"'{name}' must be {what}, got {echo(problem['input'])}"[:300]
+
 
 
 def parse_frame(text: str | bytes, messages: dict, error=ProtocolError) -> ClientMessage:

@@ -397,15 +397,21 @@ def test_replay_page_steps_to_the_final_scores(server, page, finished_game):
     assert not page.errors, page.errors
 
 
-def test_replay_errors_show_the_servers_words(server, page):
+def test_bad_urls_get_a_page_that_says_what_is_wrong(server, page):
+    """A replay id that is not a number or names no game, and a table not on the server, each
+    get a plain page with the reason and a way on (not a raw error, nor a table with live
+    controls); the lobby link there leads on."""
     from playwright.sync_api import expect
 
-    page.goto(f"{server.url}?replay=abc")
-    error = page.get_by_test_id("error")
-    expect(error).to_contain_text("integer")  # FastAPI's validation message, not an object
-    assert "object" not in error.inner_text()
-    page.goto(f"{server.url}?replay=999999")
-    expect(error).to_contain_text("no game 999999")
+    for path, words in (("?replay=abc", "'abc' is not a game number"),
+                        ("?replay=999999", "no game 999999"),
+                        ("?table=nosuch&seat=9&token=abc", "There is no table 'nosuch'")):
+        page.goto(f"{server.url}{path}")
+        expect(page.get_by_test_id("problem-text")).to_contain_text(words)
+        expect(page.get_by_test_id("create")).to_have_count(0)
+        expect(page.get_by_test_id("join-button")).to_have_count(0)
+    page.get_by_role("link", name=re.compile("the lobby")).click()
+    expect(page.get_by_test_id("create")).to_be_enabled()
 
 
 def test_rules_page_is_reachable_from_the_table(server, page):
@@ -627,3 +633,88 @@ def test_a_public_seat_is_taken_from_the_lobby(server, page):
     page.get_by_test_id(f"claim-{table}-1").click()
     expect(page.get_by_test_id("error")).to_contain_text("seat_taken")
     expect(page.get_by_test_id("lobby")).to_be_visible()
+
+
+def test_the_rough_edges_of_issue_35(server, browser):
+    """One hand against fast bots, and the defects issue 35 found: "You lead" (not "You (seat
+    0) leads"); the creator's own seat link, kept on the device, opens the seat in a new tab,
+    and the tab it replaced goes inert and says so; Lobby asks before leaving a hand; a single
+    hand's summary has no literal "null" and no "match"; the thinking panel's label after the
+    hand; the phone lobby fits 390 px; replay labels name a seat once."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    first = context.new_page()
+    first.set_default_timeout(20_000)
+    errors = []
+    first.on("pageerror", lambda err: errors.append(str(err)))
+    first.goto(server.url)
+    expect(first.get_by_test_id("create")).to_be_enabled()
+    assert first.evaluate("() => document.documentElement.scrollWidth") <= 390  # was 397
+    first.set_viewport_size({"width": 1280, "height": 800})
+    for seat, kind in {1: "greed", 2: "scrofazero", 3: "random"}.items():
+        first.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+    first.get_by_test_id("create").click()
+    expect(first.locator("#hand button[data-card]")).to_have_count(13)
+    log = first.get_by_test_id("log")
+    expect(log).to_contain_text("The hand starts; You lead.")
+    own = first.get_by_test_id("own-seat-link")
+    expect(own).to_be_visible()
+    table = first.evaluate("() => window.scrofazero.session.table")
+    assert f"table={table}&seat=0&token=" in own.get_attribute("href")
+
+    # a new tab of the same browser, with no token in its URL, finds the seat kept on the device
+    second = context.new_page()
+    second.set_default_timeout(20_000)
+    second.on("pageerror", lambda err: errors.append(str(err)))
+    second.goto(f"{server.url}?table={table}&seat=0")
+    expect(second.locator("#hand button[data-card]")).to_have_count(13)
+    expect(second.get_by_test_id("join")).to_be_hidden()
+    # the replaced tab: no card to click, no clock, and it says why
+    expect(first.get_by_test_id("turn")).to_contain_text("played in another tab")
+    expect(first.locator("#hand button[data-card]:not(:disabled)")).to_have_count(0)
+    assert "left" not in first.get_by_test_id("turn").inner_text()
+
+    # Lobby asks before it leaves a hand in play; dismissed, the hand goes on
+    asked = []
+    second.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    second.get_by_test_id("lobby-link").click()
+    second.wait_for_timeout(300)
+    assert asked and "Leave this table?" in asked[0]
+    expect(second.get_by_test_id("game")).to_be_visible()
+
+    second.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")
+    assert play_out_the_hand(second) == 13
+    summary = second.get_by_test_id("game-over")
+    expect(summary).to_contain_text("The hand is over")
+    text = summary.inner_text()
+    assert "null" not in text and "match" not in text, text
+    assert "match" not in second.locator("#table-info").inner_text()
+    status = second.locator("#thinking-status").inner_text()
+    assert "in this hand" in status and "when the hand is over" not in status, status
+    assert "You (seat 0)" not in second.get_by_test_id("log").inner_text()
+
+    # the review of the person's own moves: asked after the hand, shown with the server's totals
+    second.get_by_test_id("review-button").click()
+    expect(second.get_by_test_id("review-total")).to_be_visible(timeout=120_000)
+    game_id = int(summary.get_attribute("data-game-id"))
+    review = server.get(f"/api/games/{game_id}/review?seat=0")
+    assert review["status"] == "done"
+    expect(second.locator("[data-testid=review-moves] tbody tr")).to_have_count(13)
+    expect(second.get_by_test_id("review-total")).to_contain_text(
+        f"{review['review']['total_given_up']:.1f}")
+
+    # a replay of four same-named bots names each seat once
+    made = server.post("/api/tables", {"type": "create", "seats": ["random"] * 4, "deal": 3})
+    for _ in range(200):
+        if _finished(server, made["game_id"]):
+            break
+        time.sleep(0.1)
+    second.goto(f"{server.url}?replay={made['game_id']}")
+    second.get_by_test_id("replay-slider").fill("52")
+    expect(second.get_by_test_id("replay-ply")).to_have_text("move 52 / 52")
+    shown = second.get_by_test_id("replay").inner_text()
+    assert not re.search(r"\(seat \d\) \(seat \d\)", shown), shown
+    assert "(seat 3)" in shown
+    assert not errors, errors
+    context.close()

@@ -11,6 +11,7 @@
   const POSITIONS = ['bottom', 'left', 'top', 'right']; // seats clockwise from the viewer
   const SESSION_KEY = 'scrofazero.seat';
   const NAME_KEY = 'scrofazero.name';
+  const DEVICE_SEATS_KEY = 'scrofazero.seats'; // {table: {seat, token, invites}} kept on this device
   const THOUGHTS_KEY = 'scrofazero.thoughts.';
   const BEEP_KEY = 'scrofazero.beep';
   const PAGE_TITLE = 'ScrofaZero tables';
@@ -46,6 +47,11 @@
 
   // Seat labels that tell seats apart: a name that two seats share gets a tag per seat
   // (`tagOf(seat)`: "left", "seat 3", ...); `own` (the viewer's seat, or null) is "You".
+  // `text (seat N)`, unless `text` ends with that tag already (a shared name's label)
+  function withSeat(text, seat) {
+    return text.endsWith(`(seat ${seat})`) ? text : `${text} (seat ${seat})`;
+  }
+
   function seatLabels(names, own, tagOf) {
     return names.map((name, seat) => {
       if (seat === own) return 'You';
@@ -181,6 +187,22 @@
   function saveSession() {
     if (app.session) sessionStorage.setItem(SESSION_KEY, JSON.stringify(app.session));
     else sessionStorage.removeItem(SESSION_KEY);
+    if (app.session) keepOnDevice(app.session);
+  }
+
+  // The seats this device holds, by table: a new tab (or the same tab after a restart of the
+  // browser) finds its token from /?table=T&seat=S without the link. The 20 latest are kept.
+  function deviceSeats() {
+    try { return JSON.parse(localStorage.getItem(DEVICE_SEATS_KEY)) || {}; } catch (_) { return {}; }
+  }
+
+  function keepOnDevice(session) {
+    const seats = deviceSeats();
+    delete seats[session.table];
+    seats[session.table] = { seat: session.seat, token: session.token, invites: session.invites || {} };
+    const tables = Object.keys(seats);
+    for (const old of tables.slice(0, Math.max(0, tables.length - 20))) delete seats[old];
+    try { localStorage.setItem(DEVICE_SEATS_KEY, JSON.stringify(seats)); } catch (_) { /* full */ }
   }
 
   function newGame(welcome) {
@@ -250,7 +272,10 @@
     if (!g) return `seat ${seat}`;
     return seatLabels(g.players.map((p) => p.name), g.seat, side)[seat];
   };
-  const whoLabel = (seat) => `${label(seat)} (seat ${seat})`;
+  // "You", else the label with its seat number (once: a shared name's label has a tag already)
+  const whoLabel = (seat) => (app.game && seat === app.game.seat ? 'You' : withSeat(label(seat), seat));
+  // "You lead" but "Mr. Greed (seat 1) leads"
+  const leads = (seat) => `${whoLabel(seat)} ${whoLabel(seat) === 'You' ? 'lead' : 'leads'}`;
 
   // --- the socket ----------------------------------------------------------------------------
   function wsURL() {
@@ -428,7 +453,8 @@
       g.turnSince = Date.now();
       g.match = matchOf(msg, g.match);
       g.between = null;
-      addLog(`The hand starts; ${whoLabel(msg.first_leader)} leads.`);
+      g.review = null;
+      addLog(`The hand starts; ${leads(msg.first_leader)}.`);
       renderGame();
     },
 
@@ -543,7 +569,7 @@
       const numbers = msg.deal_numbers ?? [];
       if (numbers.length) g.dealNumber = numbers[numbers.length - 1];
       g.status = 'finished';
-      addLog(`The match is over: ${matchVerdict(g)}`, 'score');
+      if (isMatch(g)) addLog(`The match is over: ${matchVerdict(g)}`, 'score');
       app.wsWanted = false;
       renderGame();
     },
@@ -570,7 +596,11 @@
         return;
       }
       if (msg.code === 'replaced') {
+        // inert: no clock, no card to click, no reconnecting; it says so where the turn shows
         app.wsWanted = false;
+        clearTimeout(app.reconnectTimer);
+        if (app.ws) { const ws = app.ws; app.ws = null; ws.onclose = null; ws.close(); }
+        if (g) { g.replaced = true; g.legal = new Set(); g.turnPly = null; g.pending = false; g.turnSince = null; }
         showError('This seat was opened in another window or tab; this one has stopped playing. Reload to take it back.');
       }
       if (g && g.pending) {
@@ -632,7 +662,7 @@
   // played, less who connected when and why a card was played for a seat.
   function logHistory(g, history) {
     if (g.status === 'waiting') return;
-    addLog(`The hand starts; ${whoLabel(g.firstLeader)} leads.`);
+    addLog(`The hand starts; ${leads(g.firstLeader)}.`);
     history.forEach(([seat, card], i) => {
       logPlay(i + 1, seat, card, null);
       if ((i + 1) % 4 === 0) logTrick(g.tricks[(i + 1) / 4 - 1]);
@@ -685,7 +715,7 @@
       $(`team-label-${t}`).parentElement.classList.toggle('mine', mine);
     }
     $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
-      + (g.dealNumber === undefined ? 'deal told at the end of the match'
+      + (g.dealNumber === undefined ? `deal told at the end of the ${isMatch(g) ? 'match' : 'hand'}`
         : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`);
   }
 
@@ -756,7 +786,7 @@
   function renderHand() {
     const g = app.game;
     const hand = $('hand');
-    const active = g.turnPly !== null && !g.pending && g.status === 'playing';
+    const active = g.turnPly !== null && !g.pending && g.status === 'playing' && !g.replaced;
     const signature = JSON.stringify([g.hand, active ? [...g.legal] : []]);
     if (hand.dataset.signature === signature) return;
     hand.dataset.signature = signature;
@@ -782,7 +812,10 @@
     const line = $('turn-line');
     let text;
     let cls = '';
-    if (g.reconnectAt && !g.players[g.seat].connected) {
+    if (g.replaced) {
+      text = 'This seat is now played in another tab or window; this one has stopped. Reload to take it back.';
+      cls = 'warn';
+    } else if (g.reconnectAt && !g.players[g.seat].connected) {
       text = `Connection lost; reconnecting in ${fmtClock((g.reconnectAt - Date.now()) / 1000)}…`;
       cls = 'warn';
     } else if (g.status === 'waiting') {
@@ -832,7 +865,13 @@
     const s = app.session;
     const g = app.game;
     const entries = s && g && s.table === g.table ? Object.entries(s.invites || {}) : [];
-    $('invites').hidden = entries.length === 0;
+    $('invites').hidden = !(s && g && s.table === g.table);
+    $('invite-hint').hidden = entries.length === 0;
+    const ownUrl = s ? `${location.origin}/?table=${encodeURIComponent(s.table)}&seat=${s.seat}&token=${encodeURIComponent(s.token)}` : '';
+    $('own-seat-link').replaceChildren(...(s ? [el('b', {}, `Your seat ${s.seat}`), ': ',
+      el('a', { href: ownUrl, 'data-testid': 'own-seat-link', class: 'invite-link' }, ownUrl), ' ',
+      el('button', { type: 'button', class: 'small', onclick: () => copyText(ownUrl) }, 'copy link'),
+      el('div', { class: 'hint' }, 'Your way back to this seat from another tab or device (this device remembers it); keep it to yourself.')] : []));
     $('invite-list').replaceChildren(...entries.map(([seat, token]) => {
       const url = `${location.origin}/?table=${encodeURIComponent(s.table)}&seat=${seat}&token=${encodeURIComponent(token)}`;
       const joined = g.players[seat] && g.players[seat].connected;
@@ -873,10 +912,10 @@
     }
     const gameId = o.game_id === undefined ? g.gameId : o.game_id;
     const matchId = g.match.id;
-    box.replaceChildren(
+    box.replaceChildren(...[
       el('h2', {}, isMatch(g) ? `Hand ${g.match.hand} of ${g.match.hands} is over` : 'The hand is over'),
       verdict ? el('p', { class: 'verdict', 'data-testid': 'verdict' }, verdict) : null,
-      g.matchOver ? el('p', { class: 'match-result', 'data-testid': 'match-result' }, matchVerdict(g)) : null,
+      g.matchOver && isMatch(g) ? el('p', { class: 'match-result', 'data-testid': 'match-result' }, matchVerdict(g)) : null,
       isMatch(g) && !g.matchOver ? el('div', { class: 'next-line', id: 'next-line' }) : null,
       el('table', { class: 'summary-table', 'data-testid': 'summary-table' },
         el('thead', {}, el('tr', {}, el('th', {}, 'seat'), el('th', {}, 'player'), el('th', { class: 'num' }, 'pile score'),
@@ -891,7 +930,12 @@
           'Export as text'), ' · ',
         isMatch(g) && matchId !== null ? [el('a', { href: `/?match=${matchId}`, 'data-testid': 'match-replay-link' },
           'Replay the match'), ' · '] : null,
-        el('button', { type: 'button', class: g.between ? '' : 'primary', onclick: leaveTable }, 'Open a new table')));
+        el('button', { type: 'button', class: g.between ? '' : 'primary', onclick: leaveTable }, 'Open a new table')),
+      el('p', { class: 'review-ask' },
+        el('button', { type: 'button', 'data-testid': 'review-button', disabled: Boolean(g.review),
+          onclick: () => askReview(gameId) }, g.review ? 'Review asked for: see below' : 'Review my moves'),
+        el('span', { class: 'hint' }, ' the AI as a coach: what it finds for each card you could have played')),
+    ].filter((part) => part !== null)); // replaceChildren writes a null as the text "null"
     box.dataset.gameId = String(gameId);
     box.hidden = false;
     if (g.between || (isMatch(g) && !g.matchOver)) renderNextLine();
@@ -968,6 +1012,88 @@
     renderInvites();
     renderSummary();
     renderThinking();
+    renderReview();
+  }
+
+  // --- the review of the person's own moves (GET /api/games/ID/review) ------------------------
+  function askReview(gameId) {
+    const g = app.game;
+    if (!g || g.review) return;
+    g.review = { gameId, state: null, error: null, match: null, selected: null };
+    renderSummary();
+    pollReview(g.review);
+  }
+
+  async function pollReview(review) {
+    const g = app.game;
+    if (!g || g.review !== review) return; // a new hand started meanwhile
+    try {
+      review.state = await getJSON(`/api/games/${review.gameId}/review?seat=${g.seat}`);
+    } catch (err) {
+      review.error = err.message;
+    }
+    renderReview();
+    if (review.state && review.state.status === 'running') setTimeout(() => pollReview(review), 700);
+    else if (review.state && review.state.status === 'done' && isMatch(g) && g.match.id !== null) pollMatchReview(review);
+  }
+
+  async function pollMatchReview(review) {
+    const g = app.game;
+    if (!g || g.review !== review) return;
+    try {
+      review.match = await getJSON(`/api/matches/${g.match.id}/review?seat=${g.seat}`);
+    } catch (_) { return; }
+    renderReview();
+    if (review.match.status === 'running') setTimeout(() => pollMatchReview(review), 1000);
+  }
+
+  function renderReview() {
+    const g = app.game;
+    const panel = $('review-panel');
+    const review = g && g.review;
+    panel.hidden = !review;
+    if (!review) { panel.replaceChildren(); return; }
+    const head = el('h3', {}, 'Review of your moves');
+    const st = review.state;
+    if (review.error || (st && st.status === 'failed')) {
+      panel.replaceChildren(head, el('p', { class: 'error-text', 'data-testid': 'review-status' },
+        `The review could not be made: ${review.error || st.error}`));
+      return;
+    }
+    if (!st || st.status === 'running') {
+      const done = st ? st.done : 0;
+      const total = st ? st.total : 13;
+      panel.replaceChildren(head, el('p', { 'data-testid': 'review-status' },
+        el('progress', { max: String(total), value: String(done) }),
+        ` The AI is looking at your move ${Math.min(done + 1, total)} of ${total}…`));
+      return;
+    }
+    const r = st.review;
+    const selected = r.moves.find((m) => m.ply === review.selected) || r.costliest.map((c) => r.moves.find((m) => m.ply === c.ply))[0] || r.moves[0];
+    const rows = r.moves.map((m) => el('tr', { class: (m.given_up > 0 ? 'costly' : '') + (m === selected ? ' chosen' : ''),
+      'data-testid': `review-move-${m.ply}`, onclick: () => { review.selected = m.ply; renderReview(); } },
+      el('td', {}, String(m.ply)), el('td', {}, cardText(m.card)),
+      el('td', {}, m.forced ? 'forced' : m.card === m.ai_card ? 'the same' : cardText(m.ai_card)),
+      el('td', { class: 'num', 'data-testid': `review-given-up-${m.ply}` }, m.given_up ? m.given_up.toFixed(1) : '0')));
+    const costly = r.costliest.length
+      ? el('ol', {}, r.costliest.map((c) => el('li', {}, `move ${c.ply}: you played `, cardText(c.card),
+        ', the AI would play ', cardText(c.ai_card), ` (${c.given_up.toFixed(1)} points)`)))
+      : el('p', {}, 'Every card you played was the AI\'s choice, or as good by its values.');
+    const m = review.match;
+    panel.replaceChildren(head,
+      el('p', { 'data-testid': 'review-total' }, `Against the AI's choices you gave up `,
+        el('b', {}, r.total_given_up.toFixed(1)), ' points in this hand (its estimate, from what you could see at each move).'),
+      el('h4', {}, 'Your costliest moves'), costly,
+      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : null,
+      el('div', { class: 'thought-cols' },
+        el('table', { class: 'values review-moves', 'data-testid': 'review-moves' },
+          el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'you'), el('th', {}, 'AI'), el('th', { class: 'num' }, 'given up'))),
+          el('tbody', {}, rows)),
+        el('div', {}, el('h5', {}, `Move ${selected.ply}: the AI's value of each card you could play`),
+          el('table', { class: 'values' }, el('tbody', {}, selected.values.map((v) => el('tr', { class: v.card === selected.card ? 'chosen' : '' },
+            el('td', {}, cardText(v.card)), el('td', { class: 'num' }, v.value === null ? '—' : v.value.toFixed(1)),
+            el('td', { class: 'tags' }, [v.card === selected.card ? 'you' : '', v.card === selected.ai_card ? 'AI' : ''].filter(Boolean).join(', '))))))),
+        el('p', { class: 'hint' }, 'Points for your team; higher is better. Click a move to see its values.')));
   }
 
   // --- the thinking panel --------------------------------------------------------------------
@@ -978,9 +1104,10 @@
     toggle.setAttribute('aria-expanded', String(app.thinkingOpen));
     toggle.classList.toggle('open', app.thinkingOpen);
     $('thinking-panel').hidden = !app.thinkingOpen;
+    const n = g.thoughts.length;
     $('thinking-status').textContent = !g.thinkingOn ? 'not shown at this table'
-      : !g.liveThinking && g.status !== 'finished' ? 'shown when the hand is over'
-        : `${g.thoughts.length} AI move${g.thoughts.length === 1 ? '' : 's'} so far`;
+      : !g.liveThinking && !handIsOver(g) ? 'shown when the hand is over'
+        : `${n} AI move${n === 1 ? '' : 's'} ${handIsOver(g) ? 'in this hand' : 'so far'}`;
     if (!app.thinkingOpen) return;
     const list = $('thinking-list');
     const detail = $('thinking-detail');
@@ -988,7 +1115,7 @@
       list.replaceChildren();
       detail.replaceChildren(el('p', { class: 'hint' }, !g.thinkingOn
         ? 'This table was opened without showing what the AI was thinking.'
-        : !g.liveThinking && g.status !== 'finished'
+        : !g.liveThinking && !handIsOver(g)
           ? 'What the AI was thinking names its cards: it is shown when the hand is over.'
           : 'No ScrofaZero move yet. Each move of a ScrofaZero seat shows up here.'));
       return;
@@ -1011,7 +1138,7 @@
   // One thinking record: values of the legal cards and the belief table.
   function renderThought(container, t, chosen, nameFn) {
     const parts = [el('h4', { 'data-testid': 'thinking-title', 'data-ply': t.ply },
-      `Ply ${t.ply} · ${nameFn(t.seat)} (seat ${t.seat})`, chosen ? [' played ', cardText(chosen)] : '')];
+      `Ply ${t.ply} · ${withSeat(nameFn(t.seat), t.seat)}`, chosen ? [' played ', cardText(chosen)] : '')];
     if (t.forced) {
       parts.push(el('p', { class: 'hint', 'data-testid': 'thinking-forced' },
         'A forced move: its only legal card, so nothing was searched.'));
@@ -1244,9 +1371,16 @@
     $('join-name').focus();
   }
 
+  // Leaving a hand in play (New table, Lobby, Fish, the title) asks first; true: go.
+  function confirmLeave() {
+    const g = app.game;
+    if (!g || g.replaced || !(g.status === 'playing' || g.between) || $('game').hidden) return true;
+    return window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.');
+  }
+
   function leaveTable() {
     const g = app.game;
-    if (g && (g.status === 'playing' || g.between) && !window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.')) return;
+    if (!confirmLeave()) return;
     app.wsWanted = false;
     clearTimeout(app.reconnectTimer);
     if (app.ws) { const ws = app.ws; app.ws = null; ws.close(); }
@@ -1354,9 +1488,9 @@
     $('rp-ply').dataset.ply = String(f.ply);
     $('rp-slider').value = String(r.idx);
     $('rp-move').replaceChildren(...(f.ply
-      ? [`${f.ply}. ${nameFn(f.seat)} (seat ${f.seat}) played `, cardText(f.card),
+      ? [`${f.ply}. ${withSeat(nameFn(f.seat), f.seat)} played `, cardText(f.card),
         f.fallback ? ` (played for the seat: ${f.fallback})` : '']
-      : [`The deal; ${nameFn(data.leader)} (seat ${data.leader}) leads.`]));
+      : [`The deal; ${withSeat(nameFn(data.leader), data.leader)} leads.`]));
     const thinking = $('rp-thinking');
     if (f.thinking) {
       renderThought(thinking, { ...f.thinking, seat: f.seat, ply: f.ply }, f.card, nameFn);
@@ -1373,7 +1507,7 @@
     if (r.idx === last && data.scores) {
       final.hidden = false;
       final.replaceChildren(el('h3', {}, 'Final scores'), el('table', { class: 'team-scores' },
-        [0, 1, 2, 3].map((s) => el('tr', {}, el('td', {}, `${nameFn(s)} (seat ${s})`),
+        [0, 1, 2, 3].map((s) => el('tr', {}, el('td', {}, withSeat(nameFn(s), s)),
           el('td', { class: 'num', 'data-testid': `replay-final-score-${s}` }, String(data.scores[s]))))),
       ...(r.match && atEnd && Array.isArray(r.match.totals) ? [el('h3', {}, 'Match totals'), el('table', { class: 'team-scores' },
         [0, 1].map((t) => el('tr', {}, el('td', {}, `Seats ${t} + ${t + 2}`),
@@ -1393,6 +1527,9 @@
     $('create-form').addEventListener('submit', createTable);
     $('own-seat').addEventListener('change', () => { if (app.options) renderSeatChoices(); });
     $('new-table').addEventListener('click', leaveTable);
+    for (const id of ['lobby-link', 'fish-link', 'brand-link']) {
+      $(id).addEventListener('click', (event) => { if (!confirmLeave()) event.preventDefault(); });
+    }
     $('thinking-toggle').addEventListener('click', () => {
       app.thinkingOpen = !app.thinkingOpen;
       $('thinking-list').dataset.signature = '';
@@ -1436,8 +1573,11 @@
     if (params.has('table') && params.has('seat')) {
       const table = params.get('table');
       const seat = Number(params.get('seat'));
-      const same = stored && stored.table === table && stored.seat === seat;
-      const token = params.get('token') || (same ? stored.token : null);
+      const kept = deviceSeats()[table];
+      const onDevice = kept && kept.seat === seat && !params.get('token') ? kept : null;
+      const same = (stored && stored.table === table && stored.seat === seat) || Boolean(onDevice);
+      const token = params.get('token') || (stored && stored.table === table && stored.seat === seat ? stored.token
+        : onDevice ? onDevice.token : null);
       if (!token || !Number.isInteger(seat)) {
         showLobby();
         showError(`No token for seat ${params.get('seat')} of table ${table}: open the join link you were given.`);
@@ -1447,7 +1587,7 @@
         askName(table, seat, token);
         return;
       }
-      app.session = { table, seat, token, invites: stored.invites || {} };
+      app.session = { table, seat, token, invites: (onDevice || stored).invites || {} };
       saveSession();
       showSection('game');
       $('turn-line').textContent = 'Joining…';

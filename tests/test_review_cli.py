@@ -1,0 +1,36 @@
+"""`python review.py FILE`: a game file's seat reviewed by the full player, the same review as
+scrofazero/eval/review.py gives, written as JSON; a bad source is refused by name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.games.gongzhu.game_record import format_game
+from scrofazero.games.gongzhu.rules import GongzhuState
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = str(ROOT / "models" / "scrofazero_small.pt")
+
+
+def test_a_game_file_is_reviewed(tmp_path):
+    deal = list(load_deals()[4])
+    state, moves = GongzhuState(deal, leader=0), []
+    for _ in range(8):
+        moves.append(int(state.legal_actions()[0]))
+        state.apply(moves[-1])
+    (tmp_path / "game.txt").write_text(format_game(deal, 0, moves))
+    run = subprocess.run([sys.executable, "review.py", str(tmp_path / "game.txt"), "--seat", "1",
+                          "--checkpoint", SMALL, "--json", str(tmp_path / "r.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads((tmp_path / "r.json").read_text())
+    review = out["reviews"][0]
+    assert out["player"] == "scrofazero" and review["seat"] == 1 and len(review["moves"]) == 2
+    assert "given up in total" in run.stdout
+    bad = subprocess.run([sys.executable, "review.py", "nothing-here"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "neither a file nor a game number" in bad.stderr
