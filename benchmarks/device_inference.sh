@@ -25,7 +25,7 @@ row() {
     local left=$(( budget - ($(date +%s) - start) ))
     if [ "$left" -lt "$need" ]; then echo "skip $name ($left s left)"; return; fi
     local t0=$(date +%s)
-    "$py" evaluate.py --wpg deals="${DEALS:-$deals}" workers="$workers" seed=0 progress=false \
+    timeout "$left" "$py" evaluate.py --wpg deals="${DEALS:-$deals}" workers="$workers" seed=0 progress=false \
         checkpoint=models/scrofazero.pt out="$rows/$name.json" "$@" 2>&1 | tail -1
     echo "$name: $(( $(date +%s) - t0 )) s"
 }
