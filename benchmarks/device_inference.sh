@@ -30,20 +30,22 @@ row() {
     echo "$name: $(( $(date +%s) - t0 )) s"
 }
 no_iec=scrofazero.weighting.enabled=false
-belief="scrofazero.sampling.method=belief scrofazero.sampling.beliefs=$beliefs"
-flat="scrofazero.sampling.num_important=0 scrofazero.sampling.per_stratum=18"
-row full_belief_flat $belief $flat $no_iec
+belief="scrofazero.sampling.method=belief scrofazero.sampling.num_deals=18 scrofazero.sampling.beliefs=$beliefs"
+row full_belief $belief $no_iec
 row full_uniform scrofazero.sampling.method=uniform scrofazero.sampling.num_deals=18 $no_iec
 row raw_belief player=raw raw.sampling=belief raw.beliefs="$beliefs"
-# Robustness (issue 34 item 6): the default and the belief player against other opponents.
+# Robustness (issue 34 item 6): the previous default and the belief player against other players.
 for opp in if random raw; do
-    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_default" opponent=$opp
-    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $flat $no_iec
+    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_default" opponent=$opp \
+        scrofazero.sampling.method=stratified scrofazero.weighting.enabled=true raw.sampling=uniform
+    DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $no_iec \
+        raw.sampling=uniform
 done
-row full_belief $belief $no_iec
 row full_oracle_important scrofazero.sampling.method=oracle_important \
     scrofazero.sampling.num_deals=18 $no_iec
-row full_belief_iec $belief
+row full_belief_stratified scrofazero.sampling.method=belief_stratified \
+    scrofazero.sampling.beliefs="$beliefs" $no_iec
+row full_belief_iec $belief scrofazero.weighting.enabled=true
 "$py" - "$out" "$rows" <<'PY'
 import json, sys
 from pathlib import Path

@@ -11,9 +11,9 @@ same first --deals standard deals with the same seed, so the per-deal values pai
 - stratified: stratified on two important cards, strata weighted by counting (full player);
 - stratified_iec: that with the paper's Bayesian weights (the full player's default before the
   belief network);
-- belief / belief_iec: deals from the card-location network (models/belief.pt), stratified with
-  strata weighted by the belief (full player), without and with IEC on top; belief_flat: 18
-  plain draws from the belief, no strata;
+- belief: deals drawn from the card-location network (models/belief.pt; 5 for the raw player,
+  18 for the full player: the defaults now); belief_stratified: stratified, strata weighted by
+  the belief; belief_iec: belief with the IEC weights on top;
 - oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
 - oracle: the true deal alone (the ceiling; evaluation only).
 
@@ -44,9 +44,10 @@ from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
 
 FULL_DEALS = "scrofazero.sampling.num_deals=18"  # the default's 18 deals for the unstratified rows
 NO_IEC = "scrofazero.weighting.enabled=false"
+IEC = "scrofazero.weighting.enabled=true"
 ROWS = {
     "raw": {
-        "uniform": ["player=raw"],
+        "uniform": ["player=raw", "raw.sampling=uniform"],
         "belief": ["player=raw", "raw.sampling=belief"],
         "oracle_important": ["player=raw", "raw.sampling=oracle_important"],
         "oracle": ["player=raw", "raw.sampling=oracle", "raw.num_deals=1"],
@@ -54,11 +55,10 @@ ROWS = {
     "full": {
         "uniform": ["scrofazero.sampling.method=uniform", FULL_DEALS, NO_IEC],
         "stratified": ["scrofazero.sampling.method=stratified", NO_IEC],
-        "stratified_iec": ["scrofazero.sampling.method=stratified"],
-        "belief": ["scrofazero.sampling.method=belief", NO_IEC],
-        "belief_flat": ["scrofazero.sampling.method=belief", "scrofazero.sampling.num_important=0",
-                        "scrofazero.sampling.per_stratum=18", NO_IEC],
-        "belief_iec": ["scrofazero.sampling.method=belief"],
+        "stratified_iec": ["scrofazero.sampling.method=stratified", IEC],
+        "belief": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC],
+        "belief_stratified": ["scrofazero.sampling.method=belief_stratified", NO_IEC],
+        "belief_iec": ["scrofazero.sampling.method=belief", FULL_DEALS, IEC],
         "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],
         "oracle": ["scrofazero.sampling.method=oracle", "scrofazero.sampling.num_deals=1",
                    NO_IEC],

@@ -39,6 +39,10 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     then = BEFORE["wpg_full_16"]["settings"]
     paper = [f"scrofazero.search.{k}={then['search'][k]}" for k in ("budget_base", "budget_per_legal")]
     paper.append(f"scrofazero.sampling.per_stratum={then['sampling']['per_stratum']}")
+    # The defaults of then, which issue 34 changed (deals from the card-location network).
+    paper += [f"scrofazero.sampling.method={then['sampling']['method']}",
+              f"scrofazero.sampling.num_deals={then['sampling']['num_deals']}",
+              f"scrofazero.weighting.enabled={str(then['weighting']['enabled']).lower()}"]
     full = evaluate(tmp_path, "--wpg", f"checkpoint={SMALL}", "deals=4", *paper)
     now = full["settings"]
     # Settings added since, at their defaults (which play as before): the network's precision
@@ -48,5 +52,6 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
     assert now == then
     assert full["values"] == BEFORE["wpg_full_16"]["values"][:4]
-    raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4")
+    raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4",
+                   "raw.sampling=uniform")
     assert raw["values"] == BEFORE["wpg_raw_16"]["values"][:4]

@@ -95,7 +95,9 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
         assert added == [{"from_games": 276480, "lr": 1e-5},
                          {"from_games": 399360, "search_scale": 2.0}]
         new["train"]["schedule"] = new["train"]["schedule"][:-2]
-    assert settings_changes(old, new) == []
+    # the player's defaults changed by issue 34, and only those
+    assert settings_changes(old, new, ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
+                                       "scrofazero.weighting.enabled"]) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale",
                                                        "train.state_weights", "train.inference"}
@@ -126,12 +128,19 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             assert now.pop("precision") == "float32"
             # the card-location network's file and calibration (used by method=belief only)
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
-        if name == "raw":  # new since: where the raw player's deals come from
-            assert now.pop("sampling") == "uniform" and now.pop("beliefs") == ""
+            # changed since (issue 34): 18 deals from the card-location network, no IEC
+            assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("belief", 18)
+            assert now["weighting"]["enabled"] is False
+            now["sampling"].update(method="stratified", num_deals=9)
+            now["weighting"]["enabled"] = True
+        if name == "raw":  # new since: where the raw player's deals come from (issue 34)
+            assert now.pop("sampling") == "belief" and now.pop("beliefs") == ""
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
-    assert settings_changes(old, new) == []
+    # the player's defaults changed by issue 34, and only those
+    assert settings_changes(old, new, ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
+                                       "scrofazero.weighting.enabled"]) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     added = set(_flatten(new)) - set(_flatten(old))
     assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero", "opponent"} == {

@@ -1,6 +1,8 @@
 """The raw network player ('raw'): a trained PolicyValueNet with no tree search.
 
-Samples uniform deals of the unseen cards (sampling/uniform.py), then either looks one ply ahead
+Samples deals of the unseen cards (by default from the card-location network, models/belief.pt,
+sampling/belief.py; `sampling=uniform` draws them exactly uniformly as the paper did,
+sampling/uniform.py), then either looks one ply ahead
 with the value head ("value": every legal card in every deal, one evaluator call for all) or
 averages the masked policy over deals ("policy"). A baseline for what search adds (docs/rules.md
 section 14).
@@ -30,9 +32,9 @@ SAMPLINGS = ("uniform", "belief", "oracle", "oracle_important")
 class RawSettings:
     """The raw network player's settings (its keyword arguments besides the network)."""
 
-    num_deals: int = 5  # uniform deals sampled per decision (paper: 5)
+    num_deals: int = 5  # deals sampled per decision (paper: 5)
     mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
-    sampling: str = "uniform"  # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    sampling: str = "belief"  # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
     beliefs: str = ""  # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
 
     def __post_init__(self):
@@ -49,7 +51,7 @@ class RawNetworkAgent:
     name = "raw"
 
     def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
-                 mode: str = "value", sampling: str = "uniform", beliefs: str = "",
+                 mode: str = "value", sampling: str = "belief", beliefs: str = "",
                  device="cpu"):
         settings = RawSettings(num_deals, mode, sampling, beliefs)
         if (checkpoint is None) == (model is None):

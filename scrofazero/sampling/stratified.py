@@ -34,7 +34,8 @@ from scrofazero.sampling.uniform import (
 )
 
 STRATUM_WEIGHTS = ("exact", "equal")
-METHODS = ("stratified", "uniform", "belief", "oracle", "oracle_important")
+METHODS = ("stratified", "uniform", "belief", "belief_stratified", "oracle", "oracle_important")
+BELIEFS = ("belief", "belief_stratified")  # deals from the card-location network
 ORACLES = ("oracle", "oracle_important")  # evaluation only: they see the true deal
 
 
@@ -43,13 +44,13 @@ class SamplingConfig:
     """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
     evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
 
-    method: str = "stratified"  # stratified (on important cards) | uniform | belief (stratified, strata and deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    method: str = "stratified"  # stratified (on important cards) | uniform | belief (num_deals draws from the card-location network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
     num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
     per_stratum: int = 1  # deals drawn in each stratum
-    num_deals: int = 9  # deals per decision with method=uniform
+    num_deals: int = 9  # deals per decision with method=uniform, belief or oracle_important
     stratum_weights: str = "exact"  # exact (each stratum's uniform probability) | equal (the original)
-    beliefs: str = ""  # method=belief: the card-location network file ("" = the shipped models/belief.pt)
-    calibrate: int = 20  # method=belief: fitting passes that give the deals the network's marginals under the exact hand sizes (0: the raw product)
+    beliefs: str = ""  # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
+    calibrate: int = 20  # method=belief*: fitting passes that give the deals the network's marginals under the exact hand sizes (0: the raw product)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -205,12 +206,16 @@ def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
     if config.method == "stratified":
         return sample_stratified(view, config.num_important, config.per_stratum * draws, rng,
                                  config.stratum_weights)
-    if config.method == "belief":
+    if config.method in BELIEFS:
         if belief is None:
-            raise ValueError("sampling method belief needs the card-location network's belief")
-        important = important_cards(view, config.num_important)
-        owners, weights, stratum, strata, prob = sample_belief(
-            view, belief, important, config.per_stratum * draws, rng, config.calibrate)
+            raise ValueError(f"sampling method {config.method} needs the card-location "
+                             "network's belief")
+        if config.method == "belief":
+            important, per = (), config.num_deals * draws
+        else:
+            important, per = important_cards(view, config.num_important), config.per_stratum * draws
+        owners, weights, stratum, strata, prob = sample_belief(view, belief, important, per, rng,
+                                                               config.calibrate)
         return DealSample(owners, weights, stratum, important, strata, prob)
     if config.method in ORACLES:
         owners = oracle_owners(view, hands, config.num_deals * draws, rng,

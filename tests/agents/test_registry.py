@@ -57,7 +57,7 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     kwargs, checkpoint = _agent_kwargs(cfg, ["greed", "raw", "scrofazero", "if"], 1)
     assert kwargs["greed"] == {"num_samples": 7} and "if" not in kwargs
     assert checkpoint == cfg.checkpoint
-    assert kwargs["raw"] == {"num_deals": 3, "mode": "policy", "sampling": "uniform",
+    assert kwargs["raw"] == {"num_deals": 3, "mode": "policy", "sampling": "belief",
                              "beliefs": "", "checkpoint": checkpoint}
     assert kwargs["scrofazero"]["sampling"].per_stratum == 1
     assert set(kwargs["scrofazero"]) == {"search", "sampling", "weighting", "precision",

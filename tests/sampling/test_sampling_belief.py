@@ -120,7 +120,7 @@ def test_belief_deals_are_consistent_and_stratified(seed):
     state, view = midgame(seed, 9 + 6 * seed)
     rng = np.random.default_rng(seed)
     belief = random_belief(view, rng)
-    config = SamplingConfig(method="belief", per_stratum=3)
+    config = SamplingConfig(method="belief_stratified", per_stratum=3)
     deals = draw(view, config, rng, belief=belief)
     cards, sizes, voids, others = view_constraints(view)
     for owners in deals.owners:
@@ -149,10 +149,27 @@ def test_strata_are_weighted_by_the_belief():
     belief[imp[0]] = 0.001
     belief[imp[0], nxt] = 0.998
     belief[imp[0], view.seat] = 0
-    deals = draw(view, SamplingConfig(method="belief", num_important=1, per_stratum=1),
+    deals = draw(view, SamplingConfig(method="belief_stratified", num_important=1, per_stratum=1),
                  np.random.default_rng(0), belief=belief)
     top = deals.strata[np.argmax(deals.stratum_prob), 0]
     assert top == nxt and deals.stratum_prob.max() > 0.99
+
+
+def test_plain_belief_draws_are_equally_weighted_and_follow_the_belief():
+    _, view = midgame(3, 13)
+    rng = np.random.default_rng(1)
+    belief = random_belief(view, rng)
+    deals = draw(view, SamplingConfig(method="belief", num_deals=7), rng, belief=belief)
+    assert deals.owners.shape == (7, 52) and deals.important == ()
+    np.testing.assert_allclose(deals.weights, 1 / 7)
+    assert all(len(set(o[list(np.flatnonzero(o == view.seat))]) ) == 1 for o in deals.owners)
+    # Many draws reproduce the calibrated model's marginals (the belief under the hand sizes).
+    many = draw(view, SamplingConfig(method="belief", num_deals=4000), rng, belief=belief)
+    cards, sizes, others, weights = view_weights(view, belief)
+    expect = marginals(calibrate(weights, sizes), sizes)  # [U, 3]
+    for j, seat in enumerate(others):
+        freq = (many.owners[:, cards] == seat).mean(axis=0)
+        assert np.max(np.abs(freq - expect[:, j])) < 0.04
 
 
 def test_a_zero_cell_never_rules_out_a_consistent_deal():
