@@ -29,7 +29,8 @@ from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
 
 # The paper's evaluation settings, spelled out (the shipped defaults differ: `shipped` below).
-PAPER = ["scrofazero.sampling.per_stratum=1",  # 9 stratified deals (2 important cards)
+PAPER = ["scrofazero.sampling.method=stratified", "scrofazero.sampling.per_stratum=1",  # 9 stratified deals (2 important cards)
+         "scrofazero.sampling.num_deals=9", "scrofazero.weighting.enabled=true",  # IEC weights
          "scrofazero.search.budget_base=10", "scrofazero.search.budget_per_legal=2"]  # UCB 10 + 2 x legal
 
 

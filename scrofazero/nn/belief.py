@@ -222,13 +222,26 @@ def save_belief(path, net: BeliefNet, meta: dict | None = None) -> Path:
     return write_atomic(path, lambda f: f.write(data), fsync=True)
 
 
+_LOADED: dict = {}  # (path, size, mtime) -> BeliefModel: players built by the dozen share one
+
+
 def load_belief(path=None) -> BeliefModel:
     """The belief network of `path` (None or "": the shipped models/belief.pt); a ValueError
-    naming the file when it is not a belief file of these features."""
+    naming the file when it is not a belief file of these features. A file already loaded (same
+    path, size and modification time) is not read again: every player shares that model, which
+    is only ever evaluated."""
     path = Path(path) if path else SHIPPED_BELIEF
     if not path.is_file():
         raise FileNotFoundError(f"belief network {path} not found (set beliefs=PATH; "
                                 "scrofazero/train/belief.py trains one)")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED[key] = _read_belief(path)
+    return _LOADED[key]
+
+
+def _read_belief(path: Path) -> BeliefModel:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - a corrupt or foreign file: say which

@@ -18,6 +18,7 @@ exact uniform prior under the known constraints. Used by `python -m scrofazero.t
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import json
 import math
@@ -48,7 +49,7 @@ from scrofazero.nn.belief import (
     masked_log_probs,
     save_belief,
 )
-from scrofazero.sampling.belief import marginals
+from scrofazero.sampling.belief import MIN_WEIGHT, calibrate, marginals
 from scrofazero.sampling.oracle import DECIDING
 
 # The players of the data, by name: the registry's player and its settings.
@@ -338,7 +339,8 @@ def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
     draw_p = per_game[train_g] / per_game[train_g].sum()
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    net = load_belief(init).net if init else BeliefNet(hidden, num_blocks, dropout)
+    # A copy: load_belief's model is shared by every player that loaded the same file.
+    net = copy.deepcopy(load_belief(init).net) if init else BeliefNet(hidden, num_blocks, dropout)
     net.to(device).train()
     steps = int(epochs * len(train_g) * NUM_CARDS / batch)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
@@ -397,6 +399,14 @@ def _val_loss(net, val, device, chunk: int = 4096) -> float:
 def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
     """[B, 52, 3] exact marginals of the uniform distribution over the deals consistent with
     each position's hand sizes and voids (the constrained product model with weights 1)."""
+    return constrained(p, allowed.astype(np.float64), fit=False)
+
+
+def constrained(p: Positions, cells: np.ndarray, fit: bool = True) -> np.ndarray:
+    """[B, 52, 3] marginals of the deals the sampler draws: the constrained product model of
+    `cells` [B, 52, 3] under each position's hand sizes, calibrated to `cells` when `fit`
+    (sampling/belief.py; the distribution `sampling.method=belief` draws from)."""
+    allowed = cells > 0
     out = np.zeros(allowed.shape)
     for row in range(len(p)):
         cards = np.flatnonzero(allowed[row].any(axis=1))
@@ -406,14 +416,17 @@ def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
         played = p.seats[row, :p.plies[row]]
         for j in range(3):
             sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
-        out[row, cards] = marginals(allowed[row, cards].astype(np.float64), sizes)
+        w = cells[row, cards]
+        out[row, cards] = marginals(calibrate(w, sizes) if fit else w, sizes)
     return out
 
 
 def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
     exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
-    player holding the card."""
+    player holding the card. logloss_belief scores the network's own per-card softmax;
+    logloss_sampled the marginals of the deals the sampler draws from it (calibrated under the
+    exact hand sizes)."""
     records = load_shards(data)
     _, val_g = split(records, val_fraction)
     val_g = val_g[:games]
@@ -425,9 +438,11 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
                                                      p.viewer[s:s + 4096]))
                             for s in range(0, len(p), 4096)])
     prior = uniform_prior(p, allowed)
+    fitted = constrained(p, np.where(allowed, np.maximum(probs, MIN_WEIGHT), 0.0))
     rows, cards = np.nonzero(target >= 0)
     t = target[rows, cards]
     ll_net = -np.log(np.maximum(probs[rows, cards, t], 1e-12))
+    ll_fit = -np.log(np.maximum(fitted[rows, cards, t], 1e-12))
     ll_uni = -np.log(np.maximum(prior[rows, cards, t], 1e-12))
     uncertain = allowed[rows, cards].sum(axis=1) > 1
     acc_net = probs[rows, cards].argmax(axis=1) == t
@@ -443,6 +458,7 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
         if not n:
             return {"cards": 0}
         return {"cards": n, "logloss_belief": float(ll_net[sel].mean()),
+                "logloss_sampled": float(ll_fit[sel].mean()),
                 "logloss_uniform": float(ll_uni[sel].mean()),
                 "accuracy_belief": float(acc_net[sel].mean()),
                 "accuracy_uniform": float(acc_uni[sel].mean())}
