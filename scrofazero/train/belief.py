@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from scrofazero.agents import make_agent
-from scrofazero.agents.scrofazero_agent import play_sampling
+from scrofazero.agents.scrofazero_agent import play_sampling, play_weighting
 from scrofazero.atomic import write_atomic, write_json_atomic
 from scrofazero.eval.driver import find_checkpoint
 from scrofazero.games.gongzhu.cards import NUM_CARDS
@@ -52,15 +52,19 @@ from scrofazero.nn.belief import (
 from scrofazero.sampling.belief import MIN_WEIGHT, calibrate, marginals
 from scrofazero.sampling.oracle import DECIDING
 
-# The players of the data, by name: the registry's player and its settings.
+# The players of the data, by name: the registry's player and its settings, spelled out so that
+# a kind plays the same whatever the players' defaults become.
 KINDS = {
     "greed": ("greed", {}),
     "if": ("if", {}),
     "random": ("random", {}),
-    "raw": ("raw", {}),
-    "scrofazero": ("scrofazero", {}),
+    "raw": ("raw", {"sampling": "uniform"}),  # the paper's raw network player
+    # the full player as it was before the belief network: 18 stratified deals, IEC weights
+    "scrofazero": ("scrofazero", {"sampling": {"method": "stratified", "per_stratum": 2},
+                                  "weighting": {"enabled": True}}),
     "belief_raw": ("raw", {"sampling": "belief"}),
-    "belief": ("scrofazero", {"sampling": {"method": "belief"}}),
+    "belief": ("scrofazero", {"sampling": {"method": "belief", "num_deals": 18},
+                              "weighting": {"enabled": False}}),
 }
 
 
@@ -141,24 +145,32 @@ def _build(kinds, checkpoint, beliefs) -> dict:
     agents = {}
     for kind in kinds:
         name, settings = KINDS[kind]
-        kwargs = dict(settings)
+        kwargs = {k: dict(v) if isinstance(v, dict) else v for k, v in settings.items()}
         if name in ("raw", "scrofazero"):
             kwargs["checkpoint"] = checkpoint
-            if kind.startswith("belief"):
-                kwargs["beliefs"] = beliefs
+            if kind.startswith("belief") and beliefs:
+                if name == "raw":
+                    kwargs["beliefs"] = beliefs
+                else:
+                    kwargs["sampling"]["beliefs"] = beliefs
         agents[kind] = make_agent(name, **_settings_kwargs(name, kwargs))
     return agents
 
 
 def _settings_kwargs(name: str, kwargs: dict) -> dict:
-    """Nested settings ({'sampling': {'method': ...}}) as the player's settings objects."""
-    if name == "scrofazero" and isinstance(kwargs.get("sampling"), dict):
-        sampling = play_sampling()
-        for key, value in kwargs["sampling"].items():
-            setattr(sampling, key, value)
-        sampling.__post_init__()
-        kwargs = dict(kwargs, sampling=sampling)
-    return kwargs
+    """Nested settings ({'sampling': {'method': ...}}) as the full player's settings objects,
+    its defaults for the fields not given."""
+    if name != "scrofazero":
+        return kwargs
+    out = dict(kwargs)
+    for group, default in (("sampling", play_sampling), ("weighting", play_weighting)):
+        if isinstance(kwargs.get(group), dict):
+            config = default()
+            for key, value in kwargs[group].items():
+                setattr(config, key, value)
+            config.__post_init__()
+            out[group] = config
+    return out
 
 
 def _init(kinds, checkpoint, beliefs) -> None:
@@ -352,7 +364,7 @@ def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
     started = time.perf_counter()
     history = []
     step = 0
-    per_epoch = max(1, steps // max(1, int(math.ceil(epochs))))
+    per_epoch = max(1, math.ceil(steps / max(1, math.ceil(epochs))))  # evaluate once an epoch
     for step in range(steps):
         games = rng.choice(train_g, batch, p=draw_p)
         plies = rng.integers(0, NUM_CARDS, batch)

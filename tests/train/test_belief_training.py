@@ -87,3 +87,15 @@ def test_bad_mix_is_refused():
         B.parse_mix("greed:bogus")
     with pytest.raises(ValueError, match="must be > 0"):
         B.parse_mix("greed:greed=0")
+
+
+def test_player_kinds_play_as_named_whatever_the_defaults():
+    """'scrofazero' in a mix is the full player as it was before the belief network (stratified
+    deals, IEC), 'raw' the paper's raw player (uniform deals): the committed round-0 games were
+    played so, and a regenerated shard must be the same games."""
+    full = B._settings_kwargs("scrofazero", B.KINDS["scrofazero"][1])
+    assert full["sampling"].method == "stratified" and full["sampling"].per_stratum == 2
+    assert full["weighting"].enabled is True
+    assert B.KINDS["raw"][1] == {"sampling": "uniform"}
+    belief = B._settings_kwargs("scrofazero", B.KINDS["belief"][1])
+    assert belief["sampling"].method == "belief" and belief["weighting"].enabled is False
