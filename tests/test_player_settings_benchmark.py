@@ -75,7 +75,11 @@ def test_settings_change_the_paper_key_by_key():
     assert SETTINGS["shipped"] == []
     assert SETTINGS["paper"] == PAPER
     half = SETTINGS["deals_18_half_search"]
-    assert sorted(half) == sorted(["scrofazero.sampling.per_stratum=2",
+    # the paper's stratified deals and IEC weights, spelled out since the defaults changed
+    assert sorted(half) == sorted(["scrofazero.sampling.method=stratified",
+                                   "scrofazero.sampling.num_deals=9",
+                                   "scrofazero.weighting.enabled=true",
+                                   "scrofazero.sampling.per_stratum=2",
                                    "scrofazero.search.budget_base=5",
                                    "scrofazero.search.budget_per_legal=1"])
     assert "scrofazero.search.budget_base=10" in SETTINGS["deals_18"]
