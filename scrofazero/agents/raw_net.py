@@ -20,9 +20,8 @@ from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.belief import load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.sampling.belief import sample_belief
-from scrofazero.sampling.oracle import oracle_owners
-from scrofazero.sampling.uniform import owners_to_hands, sample_hands
+from scrofazero.sampling.stratified import SamplingConfig, draw
+from scrofazero.sampling.uniform import owners_to_hands
 
 MODES = ("value", "policy")
 SAMPLINGS = ("uniform", "belief", "oracle", "oracle_important")
@@ -63,6 +62,9 @@ class RawNetworkAgent:
         self.num_deals = settings.num_deals
         self.mode = settings.mode
         self.sampling = settings.sampling
+        # The full player's sampling methods, as plain draws of num_deals deals.
+        self._draw = SamplingConfig(method=self.sampling, num_deals=self.num_deals,
+                                    beliefs=settings.beliefs)
         self.beliefs = load_belief(settings.beliefs) if self.sampling == "belief" else None
         self.needs_deal = self.sampling.startswith("oracle")  # evaluation only
         self._deal = None
@@ -74,15 +76,8 @@ class RawNetworkAgent:
 
     def _hands(self, view: InfoView, rng: np.random.Generator) -> np.ndarray:
         """[D, 4] hands of the deals this player looks at, by its sampling."""
-        if self.sampling == "uniform":
-            return sample_hands(view, self.num_deals, rng)
-        if self.sampling == "belief":
-            owners = sample_belief(view, self.beliefs.probabilities(view), (), self.num_deals,
-                                   rng)[0]
-        else:
-            owners = oracle_owners(view, self._deal, self.num_deals, rng,
-                                   self.sampling == "oracle_important")
-        return owners_to_hands(owners)
+        belief = self.beliefs.probabilities(view) if self.beliefs is not None else None
+        return owners_to_hands(draw(view, self._draw, rng, belief=belief, hands=self._deal).owners)
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]

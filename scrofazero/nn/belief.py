@@ -69,6 +69,11 @@ class Positions:
     def __len__(self) -> int:
         return len(self.plies)
 
+    def take(self, idx) -> "Positions":
+        """Rows `idx` (an index array, mask or slice) as new Positions."""
+        return Positions(self.hand[idx], self.cards[idx], self.seats[idx], self.plies[idx],
+                         self.viewer[idx])
+
 
 def view_positions(views) -> Positions:
     """The Positions of InfoViews (one row each)."""

@@ -187,14 +187,15 @@ def sample_uniform(view: InfoView, num_deals: int, rng: np.random.Generator) -> 
         raise ValueError(f"num_deals must be >= 1, got {num_deals}")
     cards, sizes, voids, others = view_constraints(view)
     assign = sample_assignment(cards, sizes, voids, num_deals, rng)
-    return DealSample(
-        owners=assignment_owners(view, cards, others, assign),
-        weights=np.full(num_deals, 1.0 / num_deals),
-        stratum=np.zeros(num_deals, dtype=np.int64),
-        important=(),
-        strata=np.zeros((1, 0), dtype=np.int8),
-        stratum_prob=np.ones(1),
-    )
+    return plain_sample(assignment_owners(view, cards, others, assign))
+
+
+def plain_sample(owners: np.ndarray) -> DealSample:
+    """Deals owners [D, 52] as one stratum of equally weighted draws."""
+    d = len(owners)
+    return DealSample(owners=owners, weights=np.full(d, 1.0 / d),
+                      stratum=np.zeros(d, dtype=np.int64), important=(),
+                      strata=np.zeros((1, 0), dtype=np.int8), stratum_prob=np.ones(1))
 
 
 def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
@@ -218,9 +219,6 @@ def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
                                                                config.calibrate)
         return DealSample(owners, weights, stratum, important, strata, prob)
     if config.method in ORACLES:
-        owners = oracle_owners(view, hands, config.num_deals * draws, rng,
-                               config.method == "oracle_important")
-        return DealSample(owners=owners, weights=np.full(len(owners), 1.0 / len(owners)),
-                          stratum=np.zeros(len(owners), dtype=np.int64), important=(),
-                          strata=np.zeros((1, 0), dtype=np.int8), stratum_prob=np.ones(1))
+        return plain_sample(oracle_owners(view, hands, config.num_deals * draws, rng,
+                                          config.method == "oracle_important"))
     return sample_uniform(view, config.num_deals * draws, rng)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import io
 import json
 import math
@@ -165,11 +166,7 @@ def _settings_kwargs(name: str, kwargs: dict) -> dict:
     out = dict(kwargs)
     for group, default in (("sampling", play_sampling), ("weighting", play_weighting)):
         if isinstance(kwargs.get(group), dict):
-            config = default()
-            for key, value in kwargs[group].items():
-                setattr(config, key, value)
-            config.__post_init__()
-            out[group] = config
+            out[group] = dataclasses.replace(default(), **kwargs[group])  # checked as it is built
     return out
 
 
@@ -400,7 +397,7 @@ def _val_loss(net, val, device, chunk: int = 4096) -> float:
     total = count = 0.0
     for s in range(0, len(p), chunk):
         sl = slice(s, s + chunk)
-        part = Positions(p.hand[sl], p.cards[sl], p.seats[sl], p.plies[sl], p.viewer[sl])
+        part = p.take(sl)
         mask = target[sl] >= 0
         total += float(_loss(net, part, target[sl], allowed[sl], device)) * mask.sum()
         count += mask.sum()
@@ -445,9 +442,7 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     p, target, allowed = positions(records, np.repeat(val_g, NUM_CARDS),
                                    np.tile(np.arange(NUM_CARDS), len(val_g)))
     model = load_belief(beliefs)
-    probs = np.concatenate([model.relative(Positions(p.hand[s:s + 4096], p.cards[s:s + 4096],
-                                                     p.seats[s:s + 4096], p.plies[s:s + 4096],
-                                                     p.viewer[s:s + 4096]))
+    probs = np.concatenate([model.relative(p.take(slice(s, s + 4096)))
                             for s in range(0, len(p), 4096)])
     prior = uniform_prior(p, allowed)
     fitted = constrained(p, np.where(allowed, np.maximum(probs, MIN_WEIGHT), 0.0))
