@@ -104,7 +104,10 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
                   *(f"{SETTING_NAMES.get(key, key)}={value}"
                     for key, value in inputs["evaluate"].items()),
                   f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
-                  f"workers={workers}", "progress=false", f"out={fresh}"])
+                  f"workers={workers}", "progress=false", f"out={fresh}",
+                  # the paper's uniform deals, as every recorded point was measured (the raw
+                  # player's default is the belief network's deals since issue 34)
+                  "raw.sampling=uniform"])
     result = {**json.loads(fresh.read_text()), "inputs": inputs}
     write_json_atomic(out, result)
     fresh.unlink()

@@ -323,7 +323,10 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
     t = run.cfg.train
     model_file = save_model_file(run.dir / "eval_model.pt", run.model, run.step)
     raw = player_spec("raw")
-    kwargs = {"raw": raw.arguments(raw.settings_from({"num_deals": t.eval_raw_deals}),
+    # The paper's benchmark: uniform deals (the raw player's default since issue 34 is the belief
+    # network's deals, which would change what the training curves have always measured).
+    settings = raw.settings_from({"num_deals": t.eval_raw_deals, "sampling": "uniform"})
+    kwargs = {"raw": raw.arguments(settings,
                                    checkpoint=str(model_file))}
     started = time.perf_counter()
     greed = duplicate_match("raw", "greed", deals, seed=t.seed, workers=t.eval_workers,
