@@ -725,7 +725,7 @@
   function cardsLeft(seat) {
     const g = app.game;
     if (seat === g.seat) return g.hand.length;
-    const inTrick = g.trick.length < 4 && g.trick.some(([s]) => s === seat) ? 1 : 0;
+    const inTrick = g.trick.some(([s]) => s === seat) ? 1 : 0; // emptied by the trick message
     return Math.max(0, 13 - g.tricks.length - inTrick);
   }
 
