@@ -700,6 +700,7 @@ def test_the_rough_edges_of_issue_35(server, browser):
     expect(second.locator("[data-testid=review-moves] tbody tr")).to_have_count(13)
     expect(second.get_by_test_id("review-total")).to_contain_text(
         f"{review['review']['total_given_up']:.1f}")
+    assert "null" not in second.get_by_test_id("review-panel").inner_text()
 
     # a replay of four same-named bots names each seat once
     made = server.post("/api/tables", {"type": "create", "seats": ["random"] * 4, "deal": 3})

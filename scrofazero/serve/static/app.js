@@ -1172,7 +1172,8 @@
       el('p', { 'data-testid': 'review-total' }, `Against the AI's choices you gave up `,
         el('b', {}, r.total_given_up.toFixed(1)), ' points in this hand (its estimate, from what you could see at each move).'),
       el('h4', {}, 'Your costliest moves'), costly,
-      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : null,
+      // replaceChildren would write a null as the text "null": an empty text instead
+      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : '',
       el('div', { class: 'thought-cols' },
         el('table', { class: 'values review-moves', 'data-testid': 'review-moves' },
           el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'you'), el('th', {}, 'AI'), el('th', { class: 'num' }, 'given up'))),
