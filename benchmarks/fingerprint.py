@@ -8,7 +8,8 @@ Parts (each deterministic: seeded, one worker, timing left out):
           each pair's per-deal values (duplicate_match, as the matrix plays it)
   wpg     evaluate.py --wpg player=raw with the shipped network on 64 deals x 2: per-deal values
   train   train.py experiment=smoke for one batch, then resume=true to two, with a state file:
-          sha256 of the network weights and optimiser after each, eval.jsonl less its timing;
+          sha256 of the network weights, optimiser, replay and rng after each, eval.jsonl less
+          its timing (and so the time milestones: only the one at 0 minutes is sure to pass);
           --keep DIR keeps the run's folder as it was after the first batch (DIR/after_1) and the
           state file, so later code can be shown to resume them
   server  a seeded all-bot table (Mr. Greed and Mr. Random) at the table server: its record
@@ -36,6 +37,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 PARTS = ("matrix", "wpg", "train", "server", "fish")
+TIMING = ("eval_seconds", "train_minutes")  # wall time: not behaviour
 DEALS = 64
 
 
@@ -110,7 +112,7 @@ def _run_state(run_dir: Path) -> dict:
 
     payload = load_checkpoint(run_dir / "latest.pt", map_location="cpu")
     extra = payload.get("extra") or {}
-    evals = [{k: v for k, v in json.loads(line).items() if k != "eval_seconds"}
+    evals = [{k: v for k, v in json.loads(line).items() if k not in TIMING}
              for line in (run_dir / "eval.jsonl").read_text().splitlines()]
     return {"step": payload["step"], "games": extra.get("games"),
             "model_sha256": tensors_sha(payload["model"]),
