@@ -34,6 +34,7 @@ from scrofazero.settings import (
     Positive,
     Seed,
     Share,
+    GameConfig,
     at_most,
     check_settings,
     one_of,
@@ -48,13 +49,6 @@ Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
 DISTRIBUTED = ("none", "ray")
 DEVICE_KINDS = ("cpu", "cuda", "mps")
-
-
-@dataclass
-class GameConfig:
-    """The `game` group: which game; each game's options extend it (Gongzhu has none)."""
-
-    name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
 
 
 @dataclass

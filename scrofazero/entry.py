@@ -25,7 +25,6 @@ from omegaconf.errors import OmegaConfBaseException
 from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import (
     EvaluateConfig,
-    GameConfig,
     GongzhuTrainConfig,
     ModelConfig,
     TrainConfig,
@@ -40,7 +39,7 @@ from scrofazero.fish.report import run_fish
 from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.config import PlayConfig
-from scrofazero.settings import check_settings
+from scrofazero.settings import GameConfig, check_settings
 from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training

@@ -48,6 +48,20 @@ class RunError(ValueError):
     """A run that cannot start or continue as asked; the message names the file or setting."""
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file."""
+
+
+def check_finite(state_dict: dict, where) -> None:
+    """CheckpointError naming `where` and the first weight tensor holding a NaN or infinity
+    (a diverged network plays nonsense and trains on to nothing)."""
+    for name, tensor in state_dict.items():
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not torch.isfinite(
+                tensor).all():
+            raise CheckpointError(f"{where}: non-finite weights in {name} (a diverged "
+                                  "network); use an earlier checkpoint")
+
+
 @dataclass
 class Envelope:
     """A checkpoint as every trainer's file holds it. Invariant: `settings` is plain nested data
@@ -84,6 +98,26 @@ class Envelope:
             raise RunError(f"{path}: run header step {header['step']!r} is not a count")
         return cls(game=game, settings=header["settings"], step=header["step"], state=state,
                    random=header["random"], path=str(path))
+
+
+def read_envelope(header, state: dict, path, game: str, *, step: int, legacy_settings: dict,
+                  counted: str, stale: Callable[[dict], bool] = lambda settings: False
+                  ) -> Envelope:
+    """The envelope of a trainer's checkpoint `path` whose run header is `header` (None: a file
+    written before the envelope existed) around the trainer's `state`, at the trainer's own
+    `step`. A file without a header, or one whose header settings are `stale` (named as an older
+    version of the code named them), gets `legacy_settings` (what the file itself says the run's
+    settings were); without a header there are no random states. RunError naming `path` when
+    the header's step is not `step` (`counted` says what the trainer counts, as the message
+    names it, e.g. "the checkpoint's step 3")."""
+    if header is None:  # the layout before the run harness
+        return Envelope(game, settings=legacy_settings, step=step, state=state, path=str(path))
+    envelope = Envelope.read_header(header, state, path, game)
+    if stale(envelope.settings):
+        envelope.settings = legacy_settings
+    if envelope.step != step:
+        raise RunError(f"{path}: run header step {envelope.step} differs from {counted}")
+    return envelope
 
 
 def plain_settings(settings) -> dict:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "scrofazero"
 
 # Bottom first: a module may import its own layer's packages and those below. Packages that share
-# a layer may not import each other (the side games), except within the same package.
+# a layer may not import each other, except within the same package; nor may the side games.
 LAYERS = [
     ("scrofazero.atomic", 0),
     ("scrofazero.run_lock", 0),
@@ -29,6 +29,7 @@ LAYERS = [
     ("scrofazero.search", 1),  # knows games only through its protocols
     ("scrofazero.runs", 1),  # the run harness every trainer runs under
     ("scrofazero.nn", 2),
+    ("scrofazero.fish", 2),  # a side game: the shared base and its rules, no Gongzhu stack
     ("scrofazero.sampling", 3),
     ("scrofazero.agents", 4),
     ("scrofazero.eval", 5),
@@ -36,8 +37,7 @@ LAYERS = [
     ("scrofazero.config", 7),
     ("scrofazero.openspiel", 8),
     ("scrofazero.pettingzoo", 8),  # the optional [pettingzoo] extra
-    ("scrofazero.tiny_crew", 9),
-    ("scrofazero.fish", 9),
+    ("scrofazero.tiny_crew", 9),  # above openspiel: its optional MCCFR uses OpenSpiel's game
     ("scrofazero.serve", 10),  # the table server (play.py): hosts Gongzhu and Fish tables
     ("scrofazero.entry", 11),  # the entry points' table
 ]
@@ -133,6 +133,9 @@ def layering_errors(edges: dict[str, list[tuple[str, bool, int]]]) -> list[str]:
             if any(_within(module, s) for s in GONGZHU_STACK) and any(
                     _within(target, s) for s in SIDE_GAMES):
                 errors.append(f"{module}:{line}: the Gongzhu stack imports a side game ({target})")
+            side = [s for s in SIDE_GAMES[:2] if _within(module, s) or _within(target, s)]
+            if len(side) == 2:
+                errors.append(f"{module}:{line}: a side game imports another ({target})")
     return errors + cycle_errors(edges)
 
 
@@ -184,7 +187,11 @@ def test_every_module_has_a_layer_and_imports_resolve():
     ({"scrofazero.games.gongzhu.rules": [("scrofazero.nn.network", False, 3)],
       "scrofazero.nn.network": []}, "from a layer above"),
     ({"scrofazero.fish.players": [("scrofazero.tiny_crew.exact", False, 5)],
-      "scrofazero.tiny_crew.exact": []}, "a sibling of its layer"),
+      "scrofazero.tiny_crew.exact": []}, "a side game imports another"),
+    ({"scrofazero.tiny_crew.exact": [("scrofazero.fish.match", False, 5)],
+      "scrofazero.fish.match": []}, "a side game imports another"),
+    ({"scrofazero.fish.match": [("scrofazero.nn.network", False, 5)],
+      "scrofazero.nn.network": []}, "a sibling of its layer"),
     ({"scrofazero.agents.raw_net": [("scrofazero.games.fish.rules", False, 9)],
       "scrofazero.games.fish.rules": []}, "the Gongzhu stack imports a side game"),
     ({"scrofazero.games.fish.rules": [("scrofazero.games.gongzhu.cards", False, 1)],
