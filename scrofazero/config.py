@@ -36,7 +36,7 @@ from scrofazero.settings import (
     Share,
     GameConfig,
     at_most,
-    check_settings,
+    check_bounds,
     one_of,
 )
 from scrofazero.train.learner import VALUE_LOSSES
@@ -195,8 +195,8 @@ def check_train(settings: TrainRootConfig) -> TrainRootConfig:
     the first bad one: each field within its declared bounds, every float finite and, for
     Gongzhu, a network that can be built and a device this machine has. Nothing is read or
     written."""
-    check_settings(settings, "")
-    check_settings(settings.game, "game")  # by the game's own schema
+    check_bounds(settings, "")
+    check_bounds(settings.game, "game")  # by the game's own schema
     if isinstance(settings, GongzhuTrainConfig):
         check_gongzhu_train(settings)
     return settings
@@ -235,6 +235,6 @@ def check_evaluate(settings: EvaluateConfig) -> EvaluateConfig:
     """evaluate.py's settings (evaluate_settings of the composed config), or a ValueError naming
     the first bad one (as check_train); the players' own settings are checked by their settings
     classes (evaluate_settings), here only for finite numbers and declared bounds."""
-    check_settings(settings, "")
-    check_settings(settings.game, "game")
+    check_bounds(settings, "")
+    check_bounds(settings.game, "game")
     return settings

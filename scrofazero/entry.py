@@ -39,7 +39,7 @@ from scrofazero.fish.report import run_fish
 from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.config import PlayConfig
-from scrofazero.settings import GameConfig, check_settings
+from scrofazero.settings import GameConfig, check_bounds
 from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.report import run_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
@@ -214,7 +214,7 @@ def play(cfg) -> None:
 
 
 def _play(cfg) -> None:
-    settings = check_settings(OmegaConf.to_object(cfg), "")  # a PlayConfig
+    settings = check_bounds(OmegaConf.to_object(cfg), "")  # a PlayConfig
     try:
         from scrofazero.serve.app import serve
     except ImportError as err:

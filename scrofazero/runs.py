@@ -6,8 +6,9 @@ It owns what is the same for every game:
   past step 0 leaving no folder it created behind (`RunFolder`);
 - the fresh-or-resume decision (`resume_or_start`): a fresh start refuses a folder that holds a
   run, a resume refuses a checkpoint whose settings differ from the run's declared settings
-  (`settings_changes`: every difference is named, unless always changeable or allowed by
-  `resume_overrides=[key or group,...]`), and refuses a checkpoint without settings;
+  (`check_same_settings`, `settings_changes`: every difference is named, unless always
+  changeable or allowed by `resume_overrides=[key or group,...]`), and refuses a checkpoint
+  without settings;
 - the checkpoint envelope (`Envelope`): envelope version, game, settings, step and every global
   random state (python, numpy, torch and CUDA's when in use), around the trainer's own state.
   Each trainer stores it in its file format (`header()`, and `Envelope.read_header` back), so
@@ -195,8 +196,8 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def check_settings(envelope: Envelope, settings: dict, always: Iterable[str] = (),
-                   overrides: Iterable[str] = ()) -> None:
+def check_same_settings(envelope: Envelope, settings: dict, always: Iterable[str] = (),
+                        overrides: Iterable[str] = ()) -> None:
     """Refuse to continue `envelope` with other `settings` than its own, naming each difference
     that is neither in `always` nor in `overrides` (the user's resume_overrides)."""
     if not envelope.settings:
@@ -227,7 +228,7 @@ def resume_or_start(path: Path | None, *, resume: bool, load: Callable[[Path], E
     if path is None or not path.is_file():
         raise FileNotFoundError(f"resume=true but {path} does not exist")
     envelope = load(path)
-    check_settings(envelope, settings, always, overrides)
+    check_same_settings(envelope, settings, always, overrides)
     return envelope
 
 

@@ -2,7 +2,7 @@
 refuses a bad one in one line naming it (`train.lr=inf: must be a finite number`).
 
 The types below are Annotated aliases: hydra and OmegaConf see the plain type (float, int, str,
-a list of them), pydantic reads the bounds. `check_settings` validates a settings dataclass
+a list of them), pydantic reads the bounds. `check_bounds` validates a settings dataclass
 instance, nested ones included, and also refuses a NaN or infinite float anywhere in it, so a
 float setting is finite unless a field says otherwise. Nothing else of the package is imported
 here, so every layer may declare its settings with these types; `GameConfig`, the `game`
@@ -54,7 +54,7 @@ def one_of(*choices):
     return Annotated[type(choices[0]), AfterValidator(check)]
 
 
-def check_settings(settings, where: str):
+def check_bounds(settings, where: str):
     """`settings` (a dataclass instance) unchanged, or a ValueError naming the first bad setting
     as `where.path=value: reason`. Every float in it, declared or not, must be finite."""
     data = dataclasses.asdict(settings)

@@ -108,8 +108,9 @@ def hub_settings(cfg: PlayConfig) -> HubSettings:
                                            idle_expire_s=cfg.idle_expire_s))
 
 
-def check_settings(cfg: PlayConfig) -> None:
-    """Refuse bad settings by name before anything starts."""
+def check_play_config(cfg: PlayConfig) -> None:
+    """Refuse, by name and before anything starts, what PlayConfig's types do not bound: the
+    bots' kinds, times, counts and rates, the port and the allowed hosts and origins."""
     kinds = seat_kinds()
     if len(cfg.bots) != 3 or any(b not in kinds for b in cfg.bots):
         raise ValueError(f"play.bots must be 3 of {', '.join(kinds)}, got {list(cfg.bots)}")
@@ -138,7 +139,7 @@ def check_settings(cfg: PlayConfig) -> None:
 def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI:
     """The application; `database` is the records database already claimed (serve), else the
     lifespan claims cfg.db (database.open_database: refused while another server holds it)."""
-    check_settings(cfg)
+    check_play_config(cfg)
     limits = Limits(cfg)
     reader = Reader(cfg.read_threads, int(cfg.read_cache_mb * 2**20))
     state: dict = {"limits": limits, "reader": reader}
@@ -370,7 +371,7 @@ def uvicorn_config(app: FastAPI, cfg: PlayConfig) -> uvicorn.Config:
 
 def serve(cfg: PlayConfig) -> None:
     """Run the server until interrupted (python play.py)."""
-    check_settings(cfg)
+    check_play_config(cfg)
     # the records first: a database another server holds, or an unusable one, is refused now
     database = open_database(cfg.db)
     try:

@@ -27,7 +27,7 @@ import websockets
 from serve_thread import CHECKPOINT, Client, http, running_server
 
 from scrofazero.serve import sockets as sockets_module
-from scrofazero.serve.app import check_settings
+from scrofazero.serve.app import check_play_config
 from scrofazero.serve.sockets import MAX_QUEUED, SocketClient
 from scrofazero.serve.config import PlayConfig
 from scrofazero.serve.hub import BotClient, Hub, HubSettings
@@ -381,7 +381,7 @@ def test_allowed_hosts_and_origins_extend_the_defaults(tmp_path):
                                         ("allowed_origins", "http://games.example/path")])
 def test_a_malformed_allow_list_entry_is_named(key, value):
     with pytest.raises(ValueError, match=f"^{key} entries .*got {re.escape(repr(value))}$"):
-        check_settings(replace(PlayConfig(), **{key: [value]}))
+        check_play_config(replace(PlayConfig(), **{key: [value]}))
 
 
 @pytest.mark.parametrize("card", ["\u017fq", "sq", "Sq", "\uff33Q", "SQ\n", "H1\u0660",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scrofazero.serve.app import check_settings, hub_settings
+from scrofazero.serve.app import check_play_config, hub_settings
 from scrofazero.serve.config import PlayConfig
 from scrofazero.serve.database import open_database
 
@@ -47,7 +47,7 @@ def test_the_match_timings_reach_every_table_and_are_checked():
     assert (table.next_hand_s, table.idle_expire_s) == (5.0, 60.0)
     for key, bad in (("next_hand_s", 0.0), ("idle_expire_s", -1.0), ("next_hand_s", math.inf)):
         with pytest.raises(ValueError, match=f"^{key} must be a number of seconds > 0, got {bad}$"):
-            check_settings(replace(cfg, **{key: bad}))
+            check_play_config(replace(cfg, **{key: bad}))
 
 
 def test_a_port_in_use_is_named(tmp_path):
