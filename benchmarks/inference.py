@@ -13,7 +13,9 @@ same first --deals standard deals with the same seed, so the per-deal values pai
   belief network);
 - belief: deals drawn from the card-location network (models/belief.pt; 5 for the raw player,
   18 for the full player: the defaults now); belief_stratified: stratified, strata weighted by
-  the belief; belief_iec: belief with the IEC weights on top;
+  the belief; belief_iec: belief with the IEC weights on top; belief_plain: the belief's
+  deals from the constrained product of its probabilities as they are, not fitted to its
+  per-card marginals (`calibrate=0`);
 - oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
 - oracle: the true deal alone (the ceiling; evaluation only).
 
@@ -49,6 +51,7 @@ ROWS = {
     "raw": {
         "uniform": ["player=raw", "raw.sampling=uniform"],
         "belief": ["player=raw", "raw.sampling=belief"],
+        "belief_plain": ["player=raw", "raw.sampling=belief", "raw.calibrate=0"],
         "oracle_important": ["player=raw", "raw.sampling=oracle_important"],
         "oracle": ["player=raw", "raw.sampling=oracle", "raw.num_deals=1"],
     },
@@ -57,6 +60,8 @@ ROWS = {
         "stratified": ["scrofazero.sampling.method=stratified", NO_IEC],
         "stratified_iec": ["scrofazero.sampling.method=stratified", IEC],
         "belief": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC],
+        "belief_plain": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC,
+                         "scrofazero.sampling.calibrate=0"],
         "belief_stratified": ["scrofazero.sampling.method=belief_stratified", NO_IEC],
         "belief_iec": ["scrofazero.sampling.method=belief", FULL_DEALS, IEC],
         "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],

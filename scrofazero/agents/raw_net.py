@@ -35,9 +35,12 @@ class RawSettings:
     mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
     sampling: str = "belief"  # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
     beliefs: str = ""  # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
+    calibrate: int = SamplingConfig.calibrate  # sampling=belief: fitting passes toward the network's marginals (0: the constrained product as it is)
 
     def __post_init__(self):
         self.num_deals = check_positive("num_deals", self.num_deals)
+        if not isinstance(self.calibrate, int) or self.calibrate < 0:
+            raise ValueError(f"calibrate must be an integer >= 0, got {self.calibrate!r}")
         self.mode = check_choice("mode", self.mode, MODES)
         self.sampling = check_choice("sampling", self.sampling, SAMPLINGS)
 
@@ -51,8 +54,8 @@ class RawNetworkAgent:
 
     def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
                  mode: str = "value", sampling: str = "belief", beliefs: str = "",
-                 device="cpu"):
-        settings = RawSettings(num_deals, mode, sampling, beliefs)
+                 calibrate: int = SamplingConfig.calibrate, device="cpu"):
+        settings = RawSettings(num_deals, mode, sampling, beliefs, calibrate)
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
@@ -64,7 +67,7 @@ class RawNetworkAgent:
         self.sampling = settings.sampling
         # The full player's sampling methods, as plain draws of num_deals deals.
         self._draw = SamplingConfig(method=self.sampling, num_deals=self.num_deals,
-                                    beliefs=settings.beliefs)
+                                    beliefs=settings.beliefs, calibrate=settings.calibrate)
         self.beliefs = load_belief(settings.beliefs) if self.sampling == "belief" else None
         self.needs_deal = self.sampling.startswith("oracle")  # evaluation only
         self._deal = None

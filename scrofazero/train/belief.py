@@ -50,8 +50,12 @@ from scrofazero.nn.belief import (
     masked_log_probs,
     save_belief,
 )
+from scrofazero.nn.checkpoint import load_model
+from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.sampling.belief import MIN_WEIGHT, calibrate, marginals
+from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.oracle import DECIDING
+from scrofazero.sampling.uniform import owners_to_hands, sample_owners
 
 # The players of the data, by name: the registry's player and its settings, spelled out so that
 # a kind plays the same whatever the players' defaults become.
@@ -434,8 +438,9 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
     exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
     player holding the card. logloss_belief scores the network's own per-card softmax;
-    logloss_sampled the marginals of the deals the sampler draws from it (calibrated under the
-    exact hand sizes)."""
+    logloss_sampled the marginals of the deals the sampler draws from it calibrated under the
+    exact hand sizes (`calibrate` > 0); logloss_product those of the constrained product of its
+    probabilities as they are (`calibrate=0`)."""
     records = load_shards(data)
     _, val_g = split(records, val_fraction)
     val_g = val_g[:games]
@@ -445,11 +450,14 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     probs = np.concatenate([model.relative(p.take(slice(s, s + 4096)))
                             for s in range(0, len(p), 4096)])
     prior = uniform_prior(p, allowed)
-    fitted = constrained(p, np.where(allowed, np.maximum(probs, MIN_WEIGHT), 0.0))
+    cells = np.where(allowed, np.maximum(probs, MIN_WEIGHT), 0.0)
+    fitted = constrained(p, cells)
+    product = constrained(p, cells, fit=False)
     rows, cards = np.nonzero(target >= 0)
     t = target[rows, cards]
     ll_net = -np.log(np.maximum(probs[rows, cards, t], 1e-12))
     ll_fit = -np.log(np.maximum(fitted[rows, cards, t], 1e-12))
+    ll_prod = -np.log(np.maximum(product[rows, cards, t], 1e-12))
     ll_uni = -np.log(np.maximum(prior[rows, cards, t], 1e-12))
     uncertain = allowed[rows, cards].sum(axis=1) > 1
     acc_net = probs[rows, cards].argmax(axis=1) == t
@@ -466,6 +474,7 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
             return {"cards": 0}
         return {"cards": n, "logloss_belief": float(ll_net[sel].mean()),
                 "logloss_sampled": float(ll_fit[sel].mean()),
+                "logloss_product": float(ll_prod[sel].mean()),
                 "logloss_uniform": float(ll_uni[sel].mean()),
                 "accuracy_belief": float(acc_net[sel].mean()),
                 "accuracy_uniform": float(acc_uni[sel].mean())}
@@ -477,6 +486,72 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
             "deciding_by_trick": [stats(deciding & (trick == k)) for k in range(13)],
             "by_holder_kind": {names[k]: stats(holder_kind == k)
                                for k in np.unique(holder_kind)}}
+
+
+def iec_comparison(data, beliefs, checkpoint, games: int = 60, draws: int = 32, seed: int = 0,
+                   val_fraction: float = 0.05, shrink: float = 0.1) -> dict:
+    """The belief network against the paper's inference (IEC) on the same held-out positions.
+
+    One decision per trick of each of the first `games` held-out games (ply 4t + t mod 4). At
+    each, `draws` deals exactly uniform over those consistent with the view are weighed by IEC
+    (sampling/iec.py, the paper's settings, the policy of `checkpoint`); the card-location
+    marginals of the weighted deals are scored against the true holders, beside the same deals
+    equally weighted (what IEC starts from), the belief network's probabilities and the exact
+    uniform prior. Finite samples give some cells 0, so both sampled estimates are shrunk
+    toward the exact prior by `shrink` (p = (1 - shrink) x sampled + shrink x prior) before
+    their log-loss; the mean probability given to the true holder needs no shrinking."""
+    records = load_shards(data)
+    _, val_g = split(records, val_fraction)
+    val_g = val_g[:games]
+    tricks = np.arange(13)
+    g = np.repeat(val_g, 13)
+    plies = np.tile(4 * tricks + tricks % 4, len(val_g))
+    p, target, allowed = positions(records, g, plies)
+    belief = load_belief(beliefs).relative(p)
+    prior = uniform_prior(p, allowed)
+    evaluator = NetworkEvaluator(load_model(checkpoint))
+    policy = lambda x: evaluator.forward_features(x)[0]  # noqa: E731
+    rng = np.random.default_rng(seed)
+    equal = np.zeros_like(prior)
+    weighted = np.zeros_like(prior)
+    ess = np.zeros(len(p))
+    for row in range(len(p)):
+        game, ply = int(g[row]), int(plies[row])
+        state = GongzhuState(records.deal[game], int(records.leader[game]))
+        for t in range(ply):
+            state.apply(int(records.cards[game, t]))
+        viewer = int(p.viewer[row])
+        view = state.view(viewer)
+        owners = sample_owners(view, draws, rng)  # [K, 52]
+        log_factor, _ = iec_log_weights(view, owners_to_hands(owners), policy, IECConfig())
+        w = combine(np.full(draws, 1.0 / draws), log_factor)
+        ess[row] = 1.0 / np.square(w).sum()
+        for j in range(3):
+            hit = owners == (viewer + 1 + j) % 4  # [K, 52]
+            equal[row, :, j] = hit.mean(axis=0)
+            weighted[row, :, j] = w @ hit
+    equal = (1 - shrink) * equal + shrink * prior
+    weighted = (1 - shrink) * weighted + shrink * prior
+    rows, cards = np.nonzero(target >= 0)
+    t = target[rows, cards]
+    uncertain = allowed[rows, cards].sum(axis=1) > 1
+    deciding = np.isin(cards, DECIDING)
+    late = p.plies[rows] // 4 >= 6
+
+    def score(q, sel) -> dict:
+        sel = sel & uncertain
+        true = q[rows, cards, t][sel]
+        return {"logloss": float(-np.log(np.maximum(true, 1e-12)).mean()),
+                "p_true": float(true.mean()),
+                "accuracy": float((q[rows, cards].argmax(axis=1) == t)[sel].mean())}
+
+    methods = {"belief": belief, "iec": weighted, "equal_draws": equal, "uniform": prior}
+    return {"games": len(val_g), "positions": len(p), "draws": draws, "shrink": shrink,
+            "iec_mean_ess": float(ess.mean()),
+            "cards": {"all": int(uncertain.sum()), "deciding": int((uncertain & deciding).sum())},
+            **{f"{part}": {name: score(q, sel) for name, q in methods.items()}
+               for part, sel in (("all", np.ones_like(uncertain)), ("deciding", deciding),
+                                 ("tricks_7_13", late))}}
 
 
 def main(argv=None) -> None:
@@ -515,6 +590,11 @@ def main(argv=None) -> None:
     r.add_argument("--beliefs", default=None)
     r.add_argument("--games", type=int, default=200)
     r.add_argument("--json", default=None)
+    r.add_argument("--iec-games", type=int, default=0,
+                   help="also score IEC's weighted deals on one decision per trick of this many "
+                        "held-out games (slow: the policy network replays the plays)")
+    r.add_argument("--iec-draws", type=int, default=32)
+    r.add_argument("--checkpoint", default=None, help="IEC's policy network (default: shipped)")
     args = parser.parse_args(argv)
     if args.command == "generate":
         checkpoint = find_checkpoint(args.checkpoint, root="/nonexistent")
@@ -531,6 +611,11 @@ def main(argv=None) -> None:
     else:
         result = report(args.data, args.beliefs, args.games)
         print(json.dumps({k: result[k] for k in ("games", "all", "deciding")}, indent=1))
+        if args.iec_games:
+            checkpoint = find_checkpoint(args.checkpoint, root="/nonexistent")
+            result["iec_comparison"] = iec_comparison(args.data, args.beliefs, checkpoint,
+                                                      args.iec_games, args.iec_draws)
+            print(json.dumps(result["iec_comparison"], indent=1))
         if args.json:
             write_json_atomic(args.json, result)
 

@@ -18,6 +18,7 @@ from scrofazero.eval.arena import play_game
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.belief import BeliefNet, save_belief
 from scrofazero.nn.network import PolicyValueNet
+from scrofazero.sampling.belief import sample_belief
 from scrofazero.sampling.oracle import DECIDING, OracleError
 from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, view_constraints
@@ -82,6 +83,20 @@ def test_raw_player_belief_deals_are_consistent(belief_file):
         assert hands.shape == (5, 4)
         assert all(int(h[view.seat]) == view.hand for h in hands)
         assert agent.act(view, np.random.default_rng(seed)) in view.legal_actions()
+
+
+@pytest.mark.parametrize("calibrate", [0, 20])
+def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate):
+    agent = make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file,
+                       calibrate=calibrate)
+    state = position(4, 17)
+    view = state.view(state.current_player)
+    owners = sample_belief(view, agent.beliefs.probabilities(view), (), 5,
+                           np.random.default_rng(7), calibrate)[0]
+    np.testing.assert_array_equal(agent._hands(view, np.random.default_rng(7)),
+                                  owners_to_hands(owners))
+    with pytest.raises(ValueError, match="calibrate"):
+        make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file, calibrate=-1)
 
 
 class Spy(ScrofaZeroAgent):

@@ -7,13 +7,17 @@ a short fit lowers the held-out loss on games whose plays carry information, and
 loads; the report compares against the exact uniform prior; bad mixes are refused by name.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from scrofazero.games.gongzhu.deals import load_deals, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.nn.belief import features, load_belief, view_positions
+from scrofazero.nn.belief import BeliefNet, features, load_belief, save_belief, view_positions
 from scrofazero.train import belief as B
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_generator_refuses_standard_deals():
@@ -79,6 +83,7 @@ def test_fit_learns_and_reports(tmp_path):
     result = B.report(data, tmp_path / "b.pt", games=20, val_fraction=0.1)
     # Measured: 1.037 against 1.061 nats per uncertain card.
     assert result["all"]["logloss_belief"] < result["all"]["logloss_uniform"] - 0.01
+    assert result["all"]["logloss_product"] < result["all"]["logloss_uniform"] - 0.01
     assert len(result["by_trick"]) == 13
 
 
@@ -99,3 +104,23 @@ def test_player_kinds_play_as_named_whatever_the_defaults():
     assert B.KINDS["raw"][1] == {"sampling": "uniform"}
     belief = B._settings_kwargs("scrofazero", B.KINDS["belief"][1])
     assert belief["sampling"].method == "belief" and belief["weighting"].enabled is False
+
+
+def test_iec_comparison_scores_the_same_positions(tmp_path):
+    data = B.generate(tmp_path / "g", games=40, mix="greed:if=1", seed=6, shard_games=40,
+                      progress=False)
+    net = BeliefNet(16, 0)
+    save_belief(tmp_path / "b.pt", net)  # output layer zero: the hand-size prior
+    small = str(ROOT / "models" / "scrofazero_small.pt")
+    result = B.iec_comparison(data, tmp_path / "b.pt", small, games=2, draws=8, val_fraction=0.5)
+    assert result["positions"] == 26
+    assert 1.0 <= result["iec_mean_ess"] <= 8.0
+    for part in ("all", "deciding", "tricks_7_13"):
+        for name in ("belief", "iec", "equal_draws", "uniform"):
+            assert 0.0 < result[part][name]["p_true"] < 1.0
+    # Shrunk all the way to the prior, both sampled estimates are the prior itself.
+    prior_only = B.iec_comparison(data, tmp_path / "b.pt", small, games=2, draws=8,
+                                  val_fraction=0.5, shrink=1.0)
+    for name in ("iec", "equal_draws"):
+        assert prior_only["all"][name]["logloss"] == pytest.approx(
+            prior_only["all"]["uniform"]["logloss"])

@@ -92,8 +92,27 @@
     if (opts.extra) cls.push(opts.extra);
     const node = el(opts.tag || 'span', { class: cls.join(' '), 'data-card': code, title: cardLabel(code),
       ...(opts.attrs || {}) },
-    el('span', { class: 'rank' }, rankOf(code)), el('span', { class: 'suit' }, SUIT_SYMBOL[suitOf(code)]));
+    el('span', { class: 'rank' }, rankOf(code),
+      el('span', { class: 'pip', 'aria-hidden': 'true' }, SUIT_SYMBOL[suitOf(code)])),
+    el('span', { class: 'suit' }, SUIT_SYMBOL[suitOf(code)]));
     return node;
+  }
+
+  // A row of overlapping cards (a fan) that never wraps nor grows: each card sits in a slot
+  // that shrinks when the row is short of room, the last one whole (style.css `.fan`).
+  function fanRow(nodes, cls, testid) {
+    const row = el('div', { class: `fan ${cls}`, 'data-testid': testid });
+    nodes.forEach((node) => row.append(el('span', { class: 'fan-slot' }, node)));
+    return row;
+  }
+
+  // The backs of a hand nobody at the table may see, and how many cards it holds.
+  function handBacks(count, seat) {
+    const backs = Array.from({ length: count }, () => el('span', { class: 'back' }));
+    return el('div', { class: 'seat-hand', 'data-testid': `hand-backs-${seat}`, 'data-count': count },
+      fanRow(backs, 'backs', `backs-${seat}`),
+      el('span', { class: 'count', 'data-testid': `cards-left-${seat}` }, String(count)),
+      el('span', { class: 'count-word' }, count === 1 ? 'card' : 'cards'));
   }
 
   function cardRow(codes, size, testid) {
@@ -692,11 +711,22 @@
         el('span', { class: `dot ${p.connected ? 'on' : 'off'}`, 'data-testid': `connected-${seat}`,
           'data-connected': String(p.connected), title: p.connected ? 'connected' : 'not connected' }),
         el('span', { class: 'seat-name', 'data-testid': `seat-name-${seat}` }, label(seat)),
-        el('span', { class: 'seat-tag' }, `seat ${seat} · ${relation(seat)}`)),
-      el('div', { class: 'seat-score' }, 'pile ',
-        el('span', { class: 'num', 'data-testid': `pile-score-${seat}` }, String(g.scores[seat]))),
-      captured.length ? cardRow(captured, 'mini', `captured-${seat}`)
-        : el('div', { class: 'card-row empty', 'data-testid': `captured-${seat}` }, 'no scoring cards'));
+        seat === g.seat ? null : el('span', { class: 'seat-tag' }, relation(seat))),
+      seat === g.seat ? null : handBacks(cardsLeft(seat), seat),
+      el('div', { class: 'seat-score' },
+        el('span', { class: 'pile-word' }, 'pile '),
+        el('span', { class: 'num', 'data-testid': `pile-score-${seat}` }, String(g.scores[seat])),
+        captured.length ? fanRow(captured.map((c) => cardFace(c, { size: 'mini' })), 'captured',
+          `captured-${seat}`)
+          : el('span', { class: 'captured empty', 'data-testid': `captured-${seat}` }, 'no scoring cards')));
+  }
+
+  // The cards a seat still holds: 13 less one per completed trick and its card in this one.
+  function cardsLeft(seat) {
+    const g = app.game;
+    if (seat === g.seat) return g.hand.length;
+    const inTrick = g.trick.some(([s]) => s === seat) ? 1 : 0; // emptied by the trick message
+    return Math.max(0, 13 - g.tricks.length - inTrick);
   }
 
   function renderSeats() {
@@ -707,6 +737,7 @@
     }
     $('team-score-0').textContent = String(g.team[0]);
     $('team-score-1').textContent = String(g.team[1]);
+    renderScoreStrip();
     const short = (s) => (s === g.seat ? 'you' : label(s));
     for (const t of [0, 1]) {
       const mine = t === g.seat % 2;
@@ -719,31 +750,83 @@
         : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`);
   }
 
-  function fillTrick(area, note, cards, winner, nameFn, posFn, highlight) {
+  // The trick on the table. A card already there is kept (a re-render must not restart its
+  // move); with `animate` a new card slides in from its seat's side (style.css `.from-*`).
+  // The team scores in a line above the table: a phone shows the side panels only far below.
+  function renderScoreStrip() {
+    const g = app.game;
+    const mine = g.seat % 2;
+    $('score-strip').replaceChildren(
+      el('span', { class: 'mine' }, 'You + partner ', el('b', { 'data-testid': 'strip-score-mine' }, String(g.team[mine]))),
+      el('span', {}, 'Opponents ', el('b', { 'data-testid': 'strip-score-theirs' }, String(g.team[1 - mine]))));
+  }
+
+  function fillTrick(area, note, cards, winner, nameFn, posFn, highlight, animate = false) {
     const slots = {};
     for (const node of area.querySelectorAll('.trick-card')) {
-      node.replaceChildren();
-      node.classList.remove('winner', 'latest');
       slots[[...node.classList].find((c) => c.startsWith('pos-')).slice(4)] = node;
     }
-    cards.forEach(([seat, code], i) => {
-      const slot = slots[posFn(seat)];
-      slot.append(cardFace(code, { size: 'table' }), el('span', { class: 'trick-name' }, nameFn(seat)));
-      if (seat === winner) slot.classList.add('winner');
-      if (highlight && i === cards.length - 1) slot.classList.add('latest');
-    });
+    const wanted = {};
+    cards.forEach(([seat, code], i) => { wanted[posFn(seat)] = { seat, code, i }; });
+    for (const [pos, slot] of Object.entries(slots)) {
+      const want = wanted[pos];
+      const face = slot.querySelector('[data-card]');
+      slot.classList.remove('winner', 'latest');
+      if (!want) { slot.replaceChildren(); continue; }
+      if (!face || face.dataset.card !== want.code) {
+        const card = cardFace(want.code, { size: 'table' });
+        slot.replaceChildren(card, el('span', { class: 'trick-name' }, nameFn(want.seat)));
+        if (animate) slideIn(card, pos);
+      } else {
+        slot.querySelector('.trick-name').textContent = nameFn(want.seat);
+      }
+      if (want.seat === winner) slot.classList.add('winner');
+      if (highlight && want.i === cards.length - 1) slot.classList.add('latest');
+    }
     note.textContent = winner === null || winner === undefined ? '' : `${nameFn(winner)} ${nameFn(winner) === 'You' ? 'win' : 'wins'} the trick`;
     area.dataset.cards = cards.map(([, c]) => c).join(' ');
+    if (winner === null || winner === undefined) setGather(area, null);
+  }
+
+  // A card played: it starts at its seat's side of the table and moves to its place (a CSS
+  // transition, none when the person asks the system for reduced motion).
+  function slideIn(card, pos) {
+    card.classList.add('from-' + pos);
+    card.getBoundingClientRect(); // the start position is laid out before it is left
+    requestAnimationFrame(() => card.classList.remove('from-' + pos));
+  }
+
+  // A completed trick, once seen, gathers toward its winner's side.
+  function setGather(area, pos) {
+    for (const cls of [...area.classList]) if (cls.startsWith('gather')) area.classList.remove(cls);
+    if (pos) area.classList.add('gather', 'gather-' + pos);
   }
 
   function renderTrick() {
     const g = app.game;
+    const area = $('trick-area');
     if (g.trick.length === 0 && g.showLast && g.lastTrick) {
-      fillTrick($('trick-area'), $('trick-note'), g.lastTrick.cards, g.lastTrick.winner, label, posOf, false);
+      fillTrick(area, $('trick-note'), g.lastTrick.cards, g.lastTrick.winner, label, posOf, false, true);
+      scheduleGather(g.lastTrick);
     } else {
-      fillTrick($('trick-area'), $('trick-note'), g.trick, null, label, posOf, true);
+      fillTrick(area, $('trick-note'), g.trick, null, label, posOf, true, true);
     }
     renderTrickList();
+  }
+
+  // The trick stays whole for part of the pause that shows it, then moves to its winner; not
+  // after the last trick (the table keeps it in view) nor without a pause.
+  function scheduleGather(trick) {
+    const g = app.game;
+    if (app.gatherFor === trick) return;
+    app.gatherFor = trick;
+    if (app.trickHoldMs <= 0 || g.tricks.length >= 13) return;
+    setTimeout(() => {
+      const now = app.game;
+      if (now && now.showLast && now.lastTrick === trick && now.trick.length === 0) {
+        setGather($('trick-area'), posOf(trick.winner));
+      }
+    }, app.trickHoldMs * 0.55);
   }
 
   // Every completed trick of the hand, one at a time: the latest unless the player steps back.
@@ -793,16 +876,21 @@
     hand.classList.toggle('active', active);
     hand.replaceChildren();
     let suit = null;
-    for (const code of g.hand) {
-      if (suit !== null && suitOf(code) !== suit) hand.append(el('span', { class: 'suit-gap' }));
-      suit = suitOf(code);
+    const middle = (g.hand.length - 1) / 2;
+    g.hand.forEach((code, i) => {
       const enabled = active && g.legal.has(code);
-      const button = cardFace(code, { tag: 'button', size: 'big', extra: enabled ? 'legal' : 'dim',
-        attrs: { type: 'button', 'data-testid': 'hand-card', disabled: !enabled,
+      const cls = [enabled ? 'legal' : 'dim'];
+      if (suit !== null && suitOf(code) !== suit) cls.push('suit-start');
+      suit = suitOf(code);
+      // its place in the fan: a slight turn and drop away from the middle
+      const fan = i - middle;
+      const button = cardFace(code, { tag: 'button', size: 'big', extra: cls.join(' '),
+        attrs: { type: 'button', 'data-testid': 'hand-card', 'data-suit': suitOf(code), disabled: !enabled,
+          style: `--fan: ${fan}; --fan2: ${fan * fan}`,
           'aria-label': `${rankOf(code)} of ${{ S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs' }[suitOf(code)]}` } });
       button.addEventListener('click', () => playCard(code));
       hand.append(button);
-    }
+    });
     if (!g.hand.length) hand.append(el('span', { class: 'hint' }, 'no cards left'));
   }
 
@@ -919,7 +1007,7 @@
       isMatch(g) && !g.matchOver ? el('div', { class: 'next-line', id: 'next-line' }) : null,
       el('table', { class: 'summary-table', 'data-testid': 'summary-table' },
         el('thead', {}, el('tr', {}, el('th', {}, 'seat'), el('th', {}, 'player'), el('th', { class: 'num' }, 'pile score'),
-          el('th', {}, 'scoring cards'), el('th', { class: 'num' }, 'return'))),
+          el('th', {}, 'scoring cards'), el('th', { class: 'num', title: 'the seat\'s team points less the other team\'s' }, 'result'))),
         el('tbody', {}, rows)),
       el('p', { class: 'teams' },
         'Seats 0 + 2: ', el('b', { 'data-testid': 'summary-team-0' }, String(o.team[0])),
@@ -1084,7 +1172,8 @@
       el('p', { 'data-testid': 'review-total' }, `Against the AI's choices you gave up `,
         el('b', {}, r.total_given_up.toFixed(1)), ' points in this hand (its estimate, from what you could see at each move).'),
       el('h4', {}, 'Your costliest moves'), costly,
-      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : null,
+      // replaceChildren would write a null as the text "null": an empty text instead
+      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : '',
       el('div', { class: 'thought-cols' },
         el('table', { class: 'values review-moves', 'data-testid': 'review-moves' },
           el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'you'), el('th', {}, 'AI'), el('th', { class: 'num' }, 'given up'))),
@@ -1124,7 +1213,7 @@
     const signature = JSON.stringify([g.gameId, g.thoughts.map((t) => t.ply), selected.ply, Object.keys(g.plays).length, g.players.map((p) => p.name)]);
     if (list.dataset.signature === signature) return;
     list.dataset.signature = signature;
-    list.replaceChildren(el('span', { class: 'hint' }, 'AI moves by ply:'), ...g.thoughts.map((t) => {
+    list.replaceChildren(el('span', { class: 'hint' }, 'AI moves:'), ...g.thoughts.map((t) => {
       const played = g.plays[t.ply];
       return el('button', { type: 'button', class: 'chip' + (t === selected ? ' selected' : ''),
         'data-testid': 'thinking-item', 'data-ply': t.ply,
@@ -1138,7 +1227,7 @@
   // One thinking record: values of the legal cards and the belief table.
   function renderThought(container, t, chosen, nameFn) {
     const parts = [el('h4', { 'data-testid': 'thinking-title', 'data-ply': t.ply },
-      `Ply ${t.ply} · ${withSeat(nameFn(t.seat), t.seat)}`, chosen ? [' played ', cardText(chosen)] : '')];
+      `Move ${t.ply} · ${withSeat(nameFn(t.seat), t.seat)}`, chosen ? [' played ', cardText(chosen)] : '')];
     if (t.forced) {
       parts.push(el('p', { class: 'hint', 'data-testid': 'thinking-forced' },
         'A forced move: its only legal card, so nothing was searched.'));
@@ -1469,7 +1558,8 @@
       $(`rp-slot-${pos(seat)}`).replaceChildren(el('div', { class: classes.join(' '), 'data-testid': `replay-seat-${seat}` },
         el('div', { class: 'seat-head' },
           el('span', { class: 'seat-name' }, nameFn(seat)),
-          el('span', { class: 'seat-tag' }, `seat ${seat} · ${data.seats[seat].kind}`)),
+          el('span', { class: 'seat-tag', 'data-kind': data.seats[seat].kind },
+            data.seats[seat].kind === 'open' ? 'player' : 'bot')),
         el('div', { class: 'seat-score' }, 'pile ',
           el('span', { class: 'num', 'data-testid': `replay-pile-score-${seat}` }, String(f.scores[seat]))),
         cardRow(sortCards(f.hands[seat]), 'small', `replay-hand-${seat}`),
@@ -1597,7 +1687,7 @@
     showLobby();
     if (stored && stored.table) {
       const note = el('p', { class: 'resume', 'data-testid': 'resume' }, 'Your table ', el('b', {}, stored.table), ': ',
-        el('a', { href: `/?table=${encodeURIComponent(stored.table)}&seat=${stored.seat}` }, 'return to it'), '.');
+        el('a', { href: `/?table=${encodeURIComponent(stored.table)}&seat=${stored.seat}` }, 'go back to it'), '.');
       $('create-form').prepend(note);
     }
   }

@@ -9,6 +9,7 @@ const S = {
   ws: null, table: null, seat: null, token: null, name: "", info: null, hand: [],
   counts: [], sets: [], score: [0, 0], turn: null, asks: [], mustCall: false, move: 0,
   status: "waiting", over: null, closedByUs: false,
+  flow: null,  // the ask or call being made: {kind: "ask", card} or {kind: "call", set, holders}
 };
 
 function cardText(code) {
@@ -18,12 +19,11 @@ function cardText(code) {
   return rank + SUITS[code[0]];
 }
 
-function cardChip(code) {
-  const span = document.createElement("span");
-  span.className = "card" + ("DH".includes(code[0]) ? " red" : "");
-  span.textContent = cardText(code);
-  span.dataset.card = code;
-  return span;
+// A seat's name, with its seat number when another seat has the same name ("random bot").
+function who(seat) {
+  const players = S.info.players;
+  const shared = players.some((p) => p.seat !== seat && p.name === players[seat].name);
+  return shared ? `${players[seat].name} (seat ${seat})` : players[seat].name;
 }
 
 function seatName(seat) {
@@ -199,10 +199,45 @@ function logMove(msg) {
 }
 
 // --- drawing ---------------------------------------------------------------------------------
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "style") node.style.cssText = value;  // the page's CSP refuses style=""
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+// A card face: rank over suit in the corner, the suit large; `tag` "button" when it is tapped.
+function cardFace(code, tag = "span", attrs = {}) {
+  const joker = code[0] === "*";
+  const red = "DH".includes(code[0]) || code === "*B";
+  const rank = joker ? (code === "*B" ? "big" : "small") : (code[1] === "T" ? "10" : code.slice(1));
+  return el(tag, { class: `face${red ? " red" : ""}${joker ? " joker" : ""}`, "data-card": code,
+    title: cardText(code), ...attrs },
+  el("span", { class: "idx" }, rank, el("br"), joker ? "J" : SUITS[code[0]]),
+  el("span", { class: "pip" }, joker ? "\u2605" : SUITS[code[0]]));
+}
+
+const teamOf = (seat) => seat % 2;
+const mates = () => S.info.players.map((p) => p.seat).filter((s) => teamOf(s) === teamOf(S.seat));
+const setOf = (code) => S.sets.find((set) => set.cards.includes(code));
+
 function render() {
   if (!S.info) return;
   const n = S.info.num_players;
   const mine = S.turn === S.seat && S.status === "playing";
+  if (!mine && S.flow && S.flow.kind === "ask") S.flow = null;
+  if (S.flow && S.flow.kind === "call" && S.flow.set !== null && S.sets[S.flow.set].team !== null) {
+    S.flow = null;  // called meanwhile by someone else
+  }
+  if (mine && S.mustCall && !S.flow) S.flow = { kind: "call", set: null, holders: {} };
   $("status").textContent = S.status === "waiting" ? "Waiting for every seat to join"
     : S.status === "finished" ? "The game is over"
     : mine ? (S.mustCall ? "Your turn: you must call a set" : "Your turn: ask or call")
@@ -211,27 +246,36 @@ function render() {
   $("score-1").textContent = S.score[1];
   renderSeats(n);
   renderLinks();
-  renderHand();
-  renderAsk(mine);
-  renderCall(mine);
+  renderStep(mine);
+  renderWhom();
+  renderCallFlow(mine);
+  renderHand(mine);
   renderSets();
   renderOver();
 }
 
+// Each player at its place around the table (you at the bottom), with its cards' backs and
+// their count; the one to move is lit, the ones you may ask are marked while you choose.
 function renderSeats(n) {
-  $("seats").innerHTML = "";
-  for (let i = 0; i < n; i++) {
+  const asking = S.flow && S.flow.kind === "ask" ? targetsFor(S.flow.card) : [];
+  $("seats").replaceChildren(...Array.from({ length: n }, (_, i) => {
     const p = S.info.players[i];
-    const li = document.createElement("li");
-    li.dataset.testid = `fish-seat-${i}`;
-    li.setAttribute("data-testid", `fish-seat-${i}`);
-    li.className = `t${i % 2}${i === S.turn ? " turn" : ""}${i === S.seat ? " me" : ""}` +
-      (p.connected ? "" : " gone");
-    li.innerHTML = `<span class="count" title="cards in hand"></span><span class="who"></span>`;
-    li.querySelector(".count").textContent = `${S.counts[i]} cards`;
-    li.querySelector(".who").textContent = `${i}. ${p.name}${i === S.seat ? " (you)" : ""}`;
-    $("seats").appendChild(li);
-  }
+    const place = (i - S.seat + n) % n;  // 0: you, then clockwise
+    const angle = (2 * Math.PI * place) / n;
+    const style = `left: ${(50 - 41 * Math.sin(angle)).toFixed(1)}%; top: ${(50 + 38 * Math.cos(angle)).toFixed(1)}%`;
+    const cls = [`t${teamOf(i)}`, i === S.turn ? "turn" : "", i === S.seat ? "me" : "",
+      p.connected ? "" : "gone", asking.includes(i) ? "askable" : ""].filter(Boolean).join(" ");
+    const backs = Array.from({ length: Math.min(S.counts[i], 12) }, () => el("span", { class: "back" }));
+    return el("li", { class: cls, style, "data-testid": `fish-seat-${i}`, "data-seat": i,
+      onclick: asking.includes(i) ? () => sendAsk(i) : null },
+    el("span", { class: "who" }, i === S.seat ? "You" : who(i)),
+    el("span", { class: "team-word" }, `team ${teamOf(i)} · ${i === S.seat ? "you" : teamOf(i) === teamOf(S.seat) ? "teammate" : "opponent"}`),
+    el("span", { class: "backs" }, backs),
+    el("span", { class: "count", title: "cards in hand" },
+      el("b", { "data-testid": `fish-count-${i}` }, String(S.counts[i])), S.counts[i] === 1 ? " card" : " cards"));
+  }));
+  const last = $("history").firstChild;
+  $("last-move").textContent = last ? last.textContent : S.status === "waiting" ? "" : "No move yet";
 }
 
 function renderLinks() {
@@ -247,98 +291,119 @@ function renderLinks() {
   }
 }
 
-function renderHand() {
-  $("hand").innerHTML = "";
+// What to do now, in one line, and the Call button when a call is allowed.
+function renderStep(mine) {
+  const playing = S.status === "playing";
+  const canCall = playing && (S.info.calls === "any_time" || mine) && S.sets.some((s) => s.team === null);
+  $("call").hidden = !canCall || Boolean(S.flow && S.flow.kind === "call");
+  $("act").hidden = S.status === "finished";
+  let text;
+  if (!playing) text = S.status === "waiting" ? "The game starts when every seat is taken." : "";
+  else if (S.flow && S.flow.kind === "call") text = S.flow.set === null
+    ? (S.mustCall ? "You have no card to ask with: call a set. Which set?" : "Call: which set?")
+    : `Call the ${S.sets[S.flow.set].name}: who holds each card?`;
+  else if (S.flow && S.flow.kind === "ask") text = `Ask whom for ${cardText(S.flow.card)}?`;
+  else if (mine) text = S.asks.length ? "Your turn: tap a dashed card to ask for it, or call a set."
+    : "Your turn: no ask is open to you; call a set.";
+  else text = `${seatName(S.turn)} is to move.` + (canCall ? " You may call a set any time." : "");
+  $("step").textContent = text;
+}
+
+function targetsFor(card) {
+  return [...new Set(S.asks.filter(([, c]) => c === card).map(([t]) => t))];
+}
+
+// Your hand, fanned by set; on your turn each card you may ask for shows dashed beside its set.
+function renderHand(mine) {
+  const askable = mine && !(S.flow && S.flow.kind === "call") ? new Set(S.asks.map(([, c]) => c)) : new Set();
+  const groups = [];
   for (const set of S.sets) {
     const cards = set.cards.filter((c) => S.hand.includes(c));
-    if (!cards.length) continue;
-    const div = document.createElement("div");
-    div.className = "group";
-    div.innerHTML = "<b></b>";
-    div.querySelector("b").textContent = set.name;
-    for (const c of cards) div.appendChild(cardChip(c));
-    $("hand").appendChild(div);
+    const asks = set.cards.filter((c) => askable.has(c));
+    if (!cards.length && !asks.length) continue;
+    const chosen = S.flow && S.flow.kind === "ask" ? S.flow.card : null;
+    groups.push(el("div", { class: "group", "data-set": set.set, "data-testid": `fish-group-${set.set}` },
+      el("div", { class: "fan" }, cards.map((c) => cardFace(c))),
+      asks.length ? el("div", { class: "fan asks" }, asks.map((c) => cardFace(c, "button", {
+        type: "button", class: `face ask${c === chosen ? " chosen" : ""}${"DH".includes(c[0]) ? " red" : ""}`,
+        "data-testid": `fish-ask-card-${c}`, "aria-label": `ask for ${cardText(c)}`,
+        onclick: () => { S.flow = { kind: "ask", card: c }; render(); } }))) : null,
+      el("span", { class: "set-name" }, `${set.name} · ${cards.length} of ${set.cards.length}`)));
   }
-  if (!S.hand.length) $("hand").textContent = "(no cards)";
+  $("hand").replaceChildren(...(groups.length ? groups : [el("p", { class: "hint" }, "(no cards)")]));
 }
 
-function renderAsk(mine) {
-  const target = $("ask-target");
-  const card = $("ask-card");
-  const targets = [...new Set(S.asks.map(([t]) => t))];
-  const keep = target.value;
-  target.innerHTML = "";
-  for (const t of targets) option(target, t, `${seatName(t)}, ${S.counts[t]} cards`);
-  if (targets.map(String).includes(keep)) target.value = keep;
-  const fill = () => {
-    const was = card.value;
-    card.innerHTML = "";
-    for (const [t, c] of S.asks) if (String(t) === target.value) option(card, c, cardText(c));
-    if ([...card.options].some((o) => o.value === was)) card.value = was;
-  };
-  target.onchange = fill;
-  fill();
-  const can = mine && S.asks.length > 0;
-  target.disabled = card.disabled = $("ask").disabled = !can;
-  $("ask-hint").textContent = can ? "Only the asks the rules allow are listed."
-    : mine ? "No ask is legal: call a set." : "You ask on your turn.";
+// Second step of an ask: the opponents who may be asked for the chosen card.
+function renderWhom() {
+  const box = $("whom");
+  const flow = S.flow && S.flow.kind === "ask" ? S.flow : null;
+  box.hidden = !flow;
+  if (!flow) { box.replaceChildren(); return; }
+  box.replaceChildren(cardFace(flow.card),
+    ...targetsFor(flow.card).map((t) => el("button", { type: "button", class: `primary t${teamOf(t)}`,
+      "data-testid": `fish-ask-${t}`, onclick: () => sendAsk(t) },
+    `Ask ${who(t)}`, el("small", {}, ` · ${S.counts[t]} cards`))),
+    el("button", { type: "button", "data-testid": "fish-ask-cancel",
+      onclick: () => { S.flow = null; render(); } }, "Cancel"));
 }
 
-$("ask").onclick = () => {
-  send({ type: "ask", target: Number($("ask-target").value), card: $("ask-card").value, move: S.move + 1 });
-  $("ask").disabled = true;
-};
-
-function renderCall(mine) {
-  const playing = S.status === "playing";
-  const allowed = playing && (S.info.calls === "any_time" || mine);
-  const select = $("call-set");
-  const keep = select.value;
-  const uncalled = S.sets.filter((s) => s.team === null);
-  select.innerHTML = "";
-  for (const s of uncalled) option(select, s.set, s.name);
-  if (uncalled.some((s) => String(s.set) === keep)) select.value = keep;
-  else {  // the set you hold most of
-    const best = uncalled.slice().sort((a, b) => held(b) - held(a))[0];
-    if (best) select.value = best.set;
-  }
-  select.onchange = () => drawHolders(true);
-  drawHolders(false);
-  select.disabled = $("call").disabled = !allowed || !uncalled.length;
-  $("call-hint").textContent = !playing ? "" : allowed
-    ? "Name the teammate holding each card; a wrong call gives the set away."
-    : "Calls are made on one's own turn at this table.";
+function sendAsk(target) {
+  if (!S.flow || S.flow.kind !== "ask") return;
+  send({ type: "ask", target, card: S.flow.card, move: S.move + 1 });
+  S.flow = null;
+  S.asks = [];  // nothing more to send until the server answers
+  render();
 }
+
+$("call").onclick = () => { S.flow = { kind: "call", set: null, holders: {} }; render(); };
 
 function held(set) { return set.cards.filter((c) => S.hand.includes(c)).length; }
 
-function drawHolders(fresh) {
-  const box = $("call-holders");
-  const set = S.sets[Number($("call-set").value)];
-  if (!set) { box.innerHTML = ""; return; }
-  if (!fresh && box.dataset.set === String(set.set)) return;
-  box.dataset.set = set.set;
-  box.innerHTML = "";
-  const team = S.info.players.map((p) => p.seat).filter((s) => s % 2 === S.seat % 2);
-  for (const c of set.cards) {
-    const label = document.createElement("label");
-    label.appendChild(cardChip(c));
-    const pick = document.createElement("select");
-    pick.setAttribute("data-testid", `fish-holder-${c}`);
-    pick.dataset.card = c;
-    for (const s of team) option(pick, s, s === S.seat ? `me (${s})` : seatName(s));
-    pick.value = S.hand.includes(c) ? S.seat : (team.find((s) => s !== S.seat && S.counts[s] > 0) ?? S.seat);
-    label.appendChild(pick);
-    box.appendChild(label);
+// A call, step by step: the set (the ones you hold most of first), then a teammate for each
+// card you do not hold (your own cards are yours), then Call.
+function renderCallFlow(mine) {
+  const box = $("call-flow");
+  const flow = S.flow && S.flow.kind === "call" ? S.flow : null;
+  box.hidden = !flow;
+  if (!flow) { box.replaceChildren(); return; }
+  const cancel = S.mustCall && mine ? null : el("button", { type: "button", "data-testid": "fish-call-cancel",
+    onclick: () => { S.flow = null; render(); } }, "Cancel");
+  if (flow.set === null) {
+    const uncalled = S.sets.filter((s) => s.team === null).sort((a, b) => held(b) - held(a));
+    box.replaceChildren(el("div", { class: "choices" }, uncalled.map((set) => el("button", {
+      type: "button", class: held(set) ? "set-choice" : "set-choice none", "data-testid": `fish-call-set-${set.set}`,
+      onclick: () => { flow.set = set.set; flow.holders = {}; render(); } },
+    el("b", {}, set.name), el("small", {}, ` you hold ${held(set)} of ${set.cards.length}`)))), cancel);
+    return;
   }
+  const set = S.sets[flow.set];
+  const others = mates().filter((s) => s !== S.seat && S.counts[s] > 0);
+  const rows = set.cards.map((c) => {
+    if (S.hand.includes(c)) flow.holders[c] = S.seat;
+    else if (others.length === 1) flow.holders[c] = others[0];
+    const mineCard = S.hand.includes(c);
+    return el("div", { class: "holder-row" }, cardFace(c),
+      mineCard ? el("span", { class: "yours" }, "yours")
+        : others.map((s) => el("button", { type: "button", "data-testid": `fish-holder-${c}-${s}`,
+          class: flow.holders[c] === s ? "picked" : "", "aria-pressed": String(flow.holders[c] === s),
+          onclick: () => { flow.holders[c] = s; render(); } }, who(s))));
+  });
+  const missing = set.cards.filter((c) => flow.holders[c] === undefined).length;
+  box.replaceChildren(el("div", { class: "holders" }, rows),
+    el("p", { class: "hint" }, missing ? `${missing} card${missing === 1 ? "" : "s"} still to place. `
+      + "A wrong call gives the set to the other team." : "Every card placed."),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "primary", "data-testid": "fish-call-send", disabled: missing > 0,
+        onclick: () => sendCall(flow) }, `Call the ${set.name}`),
+      el("button", { type: "button", "data-testid": "fish-call-back",
+        onclick: () => { flow.set = null; render(); } }, "Other set"), cancel));
 }
 
-$("call").onclick = () => {
-  const holders = {};
-  for (const pick of $("call-holders").querySelectorAll("select")) holders[pick.dataset.card] = Number(pick.value);
-  send({ type: "call", set: Number($("call-set").value), holders, move: S.move + 1 });
-  $("call").disabled = true;
-};
+function sendCall(flow) {
+  send({ type: "call", set: flow.set, holders: flow.holders, move: S.move + 1 });
+  S.flow = null;
+  render();
+}
 
 function renderSets() {
   $("sets").innerHTML = "";
@@ -358,7 +423,6 @@ function renderOver() {
   const over = S.over;
   $("over").hidden = !over;
   if (!over) return;
-  $("ask-panel").hidden = $("call-panel").hidden = true;
   const mineTeam = S.seat % 2;
   $("result").textContent = over.winner === null ? `A draw, ${over.score[0]}-${over.score[1]}`
     : over.winner === mineTeam ? `Your team won ${over.score[mineTeam]}-${over.score[1 - mineTeam]}`
@@ -373,10 +437,25 @@ function renderOver() {
   if (pick.options.length !== seats.length) {
     pick.innerHTML = "";
     for (const s of seats) option(pick, s, seatName(s));
-    pick.onchange = () => { $("belief-move").value = 0; drawBelief(); };
+    pick.onchange = () => { $("belief-move").value = firstInformed(); drawBelief(); };
     $("belief-move").oninput = drawBelief;
+    $("belief-move").value = firstInformed();
   }
   drawBelief();
+}
+
+// A belief that puts every card it cannot see with every other player alike: before any ask
+// tells the players apart (the cards' holders are then as likely as each other).
+function isFlat(thought) {
+  const ps = thought.cards.map((c) => c.p);
+  return !ps.length || Math.max(...ps) - Math.min(...ps) < 0.005;
+}
+
+// The chosen bot's first move whose belief is not flat (its first move if all are).
+function firstInformed() {
+  const seat = Number($("belief-seat").value);
+  const mine = S.over.beliefs.filter((b) => b.seat === seat);
+  return Math.max(0, mine.findIndex((b) => !isFlat(b)));
 }
 
 function drawBelief() {
@@ -389,12 +468,21 @@ function drawBelief() {
   rows.innerHTML = "";
   if (!thought) return;
   const right = thought.cards.filter((c) => c.seat === c.holder).length;
-  $("belief-move-text").textContent = `move ${thought.move} (${thought.kind}): ` +
-    `${right} of ${thought.cards.length} placed right`;
+  const flat = isFlat(thought);
+  $("belief-move-text").textContent = `its move at move ${thought.move} of the game: ` +
+    (flat ? "no player likelier than another" : `${right} of ${thought.cards.length} placed right`);
+  const note = $("belief-note");
+  note.hidden = !flat;
+  const p = thought.cards.length ? thought.cards[0].p : 0;
+  note.textContent = flat ? `At this move nothing yet told the other players apart for the bot: `
+    + `it knew its own hand and how many cards each player held, and no ask had touched these `
+    + `cards, so each was as likely with any of the players who could hold it (p = ${p.toFixed(2)}`
+    + (p > 0 ? `, 1 in ${Math.round(1 / p)}` : "") + "). Asks and their answers sharpen it: move the slider on." : "";
   for (const c of thought.cards) {
     const tr = document.createElement("tr");
     tr.className = c.seat === c.holder ? "right" : "wrong";
-    for (const text of [cardText(c.card), seatName(c.seat), c.p.toFixed(2), seatName(c.holder)]) {
+    for (const text of [cardText(c.card), flat ? "any of them" : seatName(c.seat), c.p.toFixed(2),
+      seatName(c.holder)]) {
       const td = document.createElement("td");
       td.textContent = text;
       tr.appendChild(td);
