@@ -155,10 +155,10 @@ def part_train(keep: Path | None) -> dict:
 
 
 def part_server() -> dict:
-    from scrofazero.serve.hub import Hub, HubSettings
-    from scrofazero.serve.messages import Create
-    from scrofazero.serve.records import Records
-    from scrofazero.serve.table import TableSettings
+    from scrofazero.serve.gongzhu.hub import Hub, HubSettings
+    from scrofazero.serve.gongzhu.messages import Create
+    from scrofazero.serve.gongzhu.records import Records
+    from scrofazero.serve.gongzhu.table import TableSettings
 
     with tempfile.TemporaryDirectory() as tmp:
         hub = Hub(Records(str(Path(tmp) / "games.sqlite")),

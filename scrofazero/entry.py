@@ -38,7 +38,7 @@ from scrofazero.fish.config import FishConfig, check_fish_inputs
 from scrofazero.fish.runner import evaluate_fish
 from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
-from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.common.config import PlayConfig
 from scrofazero.settings import GameConfig, check_bounds
 from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.runner import evaluate_tiny_crew

@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 from scrofazero import entry
 from scrofazero.config import check_device, check_evaluate, check_train
 from scrofazero.nn.network import MAX_PARAMETERS, PolicyValueNet, num_parameters, parameter_count
-from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.common.config import PlayConfig
 from scrofazero.settings import Count, Positive, check_bounds, one_of
 
 

@@ -4,7 +4,9 @@ Invariants: every module imports only modules of its own layer or below (the tab
 bottom first); `games` imports nothing else of the package and no game's rules import another
 game's; the Gongzhu stack never imports a side game; the side games never import each other;
 there is no import cycle between modules; imports inside functions are only of the optional
-OpenSpiel dependency; the tests folder mirrors the package. The checker itself is tested on a
+OpenSpiel dependency; the tests folder mirrors the package. Within the table server, `serve.common`
+imports no other part of `serve`, each game's folder (`serve.gongzhu`, `serve.fish`) imports only
+itself and `serve.common`, and no module of `serve` imports another's private (`_name`) names. The checker itself is tested on a
 small made-up graph, so that a broken checker cannot pass silently.
 """
 
@@ -45,6 +47,10 @@ GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "s
                  "scrofazero.eval", "scrofazero.train", "scrofazero.config")
 SIDE_GAMES = ("scrofazero.tiny_crew", "scrofazero.fish", "scrofazero.games.tiny_crew",
               "scrofazero.games.fish")
+# The table server's parts: the base both games use, and one folder per game above it (serve's
+# top-level modules, app.py's factory among them, sit above all of these).
+SERVE_BASE = "scrofazero.serve.common"
+SERVE_GAMES = ("scrofazero.serve.gongzhu", "scrofazero.serve.fish")
 # Imports allowed inside functions: the optional open-spiel extra and what needs it.
 LAZY_OK = ("pyspiel", "open_spiel", "scrofazero.openspiel", "scrofazero.tiny_crew.mccfr",
            "scrofazero.serve.app",  # ^ and the web server of the optional [play] extra
@@ -136,7 +142,48 @@ def layering_errors(edges: dict[str, list[tuple[str, bool, int]]]) -> list[str]:
             side = [s for s in SIDE_GAMES[:2] if _within(module, s) or _within(target, s)]
             if len(side) == 2:
                 errors.append(f"{module}:{line}: a side game imports another ({target})")
+            errors.extend(serve_errors(module, target, line))
     return errors + cycle_errors(edges)
+
+
+def serve_errors(module: str, target: str, line: int) -> list[str]:
+    """The server's own layering: common below both games' folders, the games apart."""
+    if not _within(target, "scrofazero.serve") or target == "scrofazero.serve":
+        return []
+    if _within(module, SERVE_BASE) and not _within(target, SERVE_BASE):
+        return [f"{module}:{line}: the server's common base imports {target}"]
+    for game in SERVE_GAMES:
+        if _within(module, game) and not (_within(target, game) or _within(target, SERVE_BASE)):
+            other = any(_within(target, g) for g in SERVE_GAMES)
+            return [f"{module}:{line}: " + (f"a game's server imports another game's ({target})"
+                                            if other else f"a game's server imports {target}, "
+                                            "neither its own nor the common base")]
+    return []
+
+
+def private_names(path: Path) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every private name (`_x`, not `__x__`) that `path` imports from
+    a module of the package (relative imports resolved as in imports_of)."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            found.extend((target, a.name, node.lineno) for a in node.names
+                         if a.name.startswith("_") and not a.name.startswith("__"))
+    return found
+
+
+def private_import_errors(names: dict[str, list[tuple[str, str, int]]]) -> list[str]:
+    """One line per private name a module of the server imports from another module. (Only the
+    server is held to this; elsewhere the package still has a few such imports.)"""
+    return [f"{module}:{line} imports the private {name} of {target}"
+            for module, imported in names.items() if _within(module, "scrofazero.serve")
+            for target, name, line in imported
+            if name.startswith("_") and not name.startswith("__")
+            and _within(target, "scrofazero") and target != module]
 
 
 def cycle_errors(edges: dict[str, list[tuple[str, bool, int]]]) -> list[str]:
@@ -172,6 +219,18 @@ def test_package_layering_holds():
     assert not errors, "\n".join(errors)
 
 
+def test_no_module_of_the_server_imports_another_ones_private_names():
+    names = {module_name(p): private_names(p) for p in sorted(PACKAGE.rglob("*.py"))}
+    errors = private_import_errors(names)
+    assert not errors, "\n".join(errors)
+
+
+def test_the_server_has_a_common_base_and_one_folder_per_game():
+    edges = graph()
+    for part in (SERVE_BASE, *SERVE_GAMES):
+        assert part in edges, f"{part} is missing: the server's layering test checks nothing"
+
+
 def test_every_module_has_a_layer_and_imports_resolve():
     edges = graph()
     assert len(edges) > 60
@@ -201,10 +260,32 @@ def test_every_module_has_a_layer_and_imports_resolve():
       "scrofazero.search.c": [("scrofazero.nn.a", False, 1)]}, "import cycle"),
     ({"scrofazero.eval.arena": [("scrofazero.agents.base", True, 7)],
       "scrofazero.agents.base": []}, "inside a function"),
+    ({"scrofazero.serve.common.sockets": [("scrofazero.serve.gongzhu.protocol", False, 3)],
+      "scrofazero.serve.gongzhu.protocol": []}, "the server's common base imports"),
+    ({"scrofazero.serve.common.pages": [("scrofazero.serve.app", False, 3)],
+      "scrofazero.serve.app": []}, "the server's common base imports"),
+    ({"scrofazero.serve.fish.hub": [("scrofazero.serve.gongzhu.hub", False, 3)],
+      "scrofazero.serve.gongzhu.hub": []}, "a game's server imports another game's"),
+    ({"scrofazero.serve.gongzhu.routes": [("scrofazero.serve.fish.records", False, 3)],
+      "scrofazero.serve.fish.records": []}, "a game's server imports another game's"),
+    ({"scrofazero.serve.gongzhu.hub": [("scrofazero.serve.app", False, 3)],
+      "scrofazero.serve.app": []}, "neither its own nor the common base"),
 ])
 def test_checker_catches_each_kind_of_violation(edges, needle):
     errors = layering_errors(edges)
     assert any(needle in e for e in errors), errors
+
+
+@pytest.mark.parametrize("names,caught", [
+    ({"scrofazero.serve.fish.records": [("scrofazero.serve.common.records", "_now", 3)]}, True),
+    ({"scrofazero.serve.app": [("scrofazero.serve.gongzhu.hub", "_decide", 9)]}, True),
+    ({"scrofazero.serve.app": [("scrofazero.serve.gongzhu.hub", "__version__", 9)]}, False),
+    ({"scrofazero.serve.app": [("typing", "_T", 9)]}, False),
+    ({"scrofazero.train.loop": [("scrofazero.nn.network", "_x", 2)]}, False),
+])
+def test_checker_catches_a_private_import_of_the_server(names, caught):
+    errors = private_import_errors(names)
+    assert bool(errors) == caught, errors
 
 
 def test_checker_accepts_a_clean_graph():
@@ -212,7 +293,14 @@ def test_checker_accepts_a_clean_graph():
                                        ("torch", False, 2)],
              "scrofazero.nn.network": [("torch", False, 1)],
              "scrofazero.tiny_crew.train": [("scrofazero.openspiel", True, 4)],
-             "scrofazero.openspiel": []}
+             "scrofazero.openspiel": [],
+             "scrofazero.serve.app": [("scrofazero.serve.gongzhu.routes", False, 1),
+                                      ("scrofazero.serve.fish.routes", False, 2)],
+             "scrofazero.serve.gongzhu.routes": [("scrofazero.serve.common.web", False, 1),
+                                                 ("scrofazero.serve.gongzhu.hub", False, 2)],
+             "scrofazero.serve.fish.routes": [("scrofazero.serve.common.sockets", False, 1)],
+             "scrofazero.serve.gongzhu.hub": [], "scrofazero.serve.common.web": [],
+             "scrofazero.serve.common.sockets": []}
     assert layering_errors(edges) == []
 
 

@@ -26,15 +26,17 @@ import pytest
 import websockets
 from serve_thread import CHECKPOINT, Client, http, running_server
 
-from scrofazero.serve import sockets as sockets_module
 from scrofazero.serve.app import check_play_config
-from scrofazero.serve.sockets import MAX_QUEUED, SocketClient
-from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.hub import BotClient, Hub, HubSettings
-from scrofazero.serve.messages import CARD_PATTERN, CLIENT_MESSAGES, STATUSES, Create, Join, Watch
-from scrofazero.serve.protocol import ProtocolError, parse_client_message
-from scrofazero.serve.records import Records
-from scrofazero.serve.table import TableSettings
+from scrofazero.serve.common import sockets as sockets_module
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.messages import STATUSES, Join
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.sockets import MAX_QUEUED, SocketClient
+from scrofazero.serve.gongzhu.hub import BotClient, Hub, HubSettings
+from scrofazero.serve.gongzhu.messages import CARD_PATTERN, CLIENT_MESSAGES, Create, Watch
+from scrofazero.serve.gongzhu.protocol import parse_client_message
+from scrofazero.serve.gongzhu.records import Records
+from scrofazero.serve.gongzhu.table import TableSettings
 
 DEEP = '{"type": "create", "seats": ' + "[" * 2000 + "]" * 2000 + "}"
 

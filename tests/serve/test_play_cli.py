@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from scrofazero.serve.app import check_play_config, hub_settings
-from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.database import open_database
+from scrofazero.serve.app import check_play_config
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.database import open_database
+from scrofazero.serve.gongzhu.hub import hub_settings
+from scrofazero.serve.gongzhu.records import Records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +63,7 @@ def test_a_port_in_use_is_named(tmp_path):
 
 def test_a_database_another_server_holds_is_refused(tmp_path):
     db = tmp_path / "g.sqlite"
-    held = open_database(str(db))  # as a running server holds it
+    held = open_database(str(db), Records)  # as a running server holds it
     try:
         proc = play("port=0", f"db={db}")
     finally:

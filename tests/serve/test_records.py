@@ -22,7 +22,8 @@ import pytest
 from serve_thread import Client, running_server
 
 from scrofazero.games.gongzhu.game_record import parse_games, replay
-from scrofazero.serve.records import Base, Records, RecordsError, database_url, move_row
+from scrofazero.serve.common.records import Base, RecordsError, database_url
+from scrofazero.serve.gongzhu.records import Records, move_row
 
 
 def get(server, path: str, raw: bool = False):

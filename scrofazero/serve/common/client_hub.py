@@ -18,8 +18,8 @@ from concurrent.futures import Executor
 from functools import partial
 from typing import Callable
 
-from scrofazero.serve.messages import OPEN, Ping, Pong
-from scrofazero.serve.records import LIVE
+from scrofazero.serve.common.messages import OPEN, Ping, Pong
+from scrofazero.serve.common.records import LIVE
 
 
 class ClientHub:

@@ -17,7 +17,7 @@ from fastapi import Request, WebSocket, WebSocketDisconnect
 from starlette.requests import HTTPConnection
 from starlette.requests import ClientDisconnect
 
-from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError
+from scrofazero.serve.common.protocol import MAX_MESSAGE_BYTES, ProtocolError
 
 MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
 SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading

@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol
 
-from scrofazero.serve.messages import OPEN, Seat, ServerMessage
+from scrofazero.serve.common.messages import OPEN, Seat, ServerMessage
 
 ENDED = ("finished", "abandoned", "expired")  # a table's statuses once nothing more is played
 
