@@ -1,4 +1,4 @@
-"""The records database as a server claims it (scrofazero/serve/database.py).
+"""The records database as a server claims it (scrofazero/serve/common/database.py).
 
 Invariants: while one server holds a database, a second one's start is refused with
 DatabaseInUse and changes nothing (the first one's live games stay live), however the database

@@ -1,5 +1,5 @@
-"""The protocol's message models (scrofazero/serve/messages.py) against their documents and the
-wire.
+"""The protocols' message models (scrofazero/serve/gongzhu/messages.py, fish/messages.py) against
+their documents and the wire.
 
 Invariants: docs/protocol.schema.json and docs/protocol_fish.schema.json are what the models
 generate; docs/protocol.md's message tables name exactly the models' messages and fields, and

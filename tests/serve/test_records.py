@@ -1,4 +1,4 @@
-"""Game records in a real database (serve/records.py) on a temporary SQLite file.
+"""Game records in a real database (serve/gongzhu/records.py) on a temporary SQLite file.
 
 Invariants: a finished game is stored with its seats, every move (seat, card, time) and its
 scores, which equal the rules engine's replay of its moves; a server restarted on the same file

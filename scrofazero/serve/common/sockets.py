@@ -1,9 +1,9 @@
 """The transport both protocols share: a WebSocket as a hub's client (SocketClient: a queue and
 a writer task per socket, so a client that stops reading delays nobody else), the receive loop of
 one socket (`serve_socket`), a request body read with its size limit, listings a page at a time,
-and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by app.py (`/ws`, the Gongzhu routes) and fish_routes.py
-(`/ws/fish`). Frames of one client address are read no faster than its `client_frames_per_s`
-(limits.py).
+and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by
+gongzhu/routes.py (`/ws`) and fish/routes.py (`/ws/fish`). Frames of one client address are read
+no faster than its `client_frames_per_s` (limits.py).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def fallback_move(state: FishState, capped: bool = False) -> Move:
 
 
 class FishTable(SeatedTable):
-    """One Fish game at one table (its seats: seating.py). All methods run on the event loop;
+    """One Fish game at one table (its seats: common/seating.py). All methods run on the event loop;
     `lock` orders moves."""
 
     error = FishProtocolError

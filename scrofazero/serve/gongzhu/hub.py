@@ -1,6 +1,6 @@
 """The server's tables, the entry every client message goes through, and our bots as clients.
 
-`Hub.receive(conn, text)` (client_hub.py) is the one path for a message from any client: a
+`Hub.receive(conn, text)` (common/client_hub.py) is the one path for a message from any client: a
 WebSocket of a page or an outside bot, or a `BotClient` of ours, which rebuilds its view from
 the messages it gets (protocol.SeatTracker) and answers with the same JSON an outside bot
 sends. Each client message model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built

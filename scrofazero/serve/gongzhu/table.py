@@ -69,7 +69,7 @@ Deals = Callable[[int], tuple[list[int], int | None]]  # hand number -> (deal, s
 
 
 class Table(SeatedTable):
-    """One match at one table (its seats: seating.py). All methods run on the server's event
+    """One match at one table (its seats: common/seating.py). All methods run on the server's event
     loop; `lock` orders moves and the changes between hands."""
 
     error = ProtocolError
