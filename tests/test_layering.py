@@ -1,13 +1,13 @@
 """The package's import layering (README "Layout", docs/layout.md).
 
-Invariants: every module imports only modules of its own layer or below (the table LAYERS,
-bottom first); `games` imports nothing else of the package and no game's rules import another
-game's; the Gongzhu stack never imports a side game; the side games never import each other;
-there is no import cycle between modules; imports inside functions are only of the optional
-OpenSpiel dependency; the tests folder mirrors the package. Within the table server, `serve.common`
-imports no other part of `serve`, each game's folder (`serve.gongzhu`, `serve.fish`) imports only
-itself and `serve.common`, and no module of `serve` imports another's private (`_name`) names. The checker itself is tested on a
-small made-up graph, so that a broken checker cannot pass silently.
+Invariants: every module imports only modules of its own layer or below (the table LAYERS, bottom
+first); `games` imports nothing else of the package and no game's rules import another game's; the
+Gongzhu stack never imports a side game; the side games never import each other; there is no import
+cycle between modules; imports inside functions are only of the optional OpenSpiel dependency; the
+tests folder mirrors the package. Within the table server, `serve.common` imports no other part of
+`serve`, each game's folder (`serve.gongzhu`, `serve.fish`) imports only itself and `serve.common`,
+and no module of `serve` imports another's private (`_name`) names. The checker itself is tested on
+a small made-up graph, so that a broken checker cannot pass silently.
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ def check_play_config(cfg: PlayConfig) -> None:
 
 def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI:
     """The application; `database` is the records database already claimed (serve), else the
-    lifespan claims cfg.db (common/database.py's open_database: refused while another server holds it)."""
+    lifespan claims cfg.db (common/database.py's open_database: refused while another server
+    holds it)."""
     check_play_config(cfg)
     limits = Limits(cfg)
     reader = Reader(cfg.read_threads, int(cfg.read_cache_mb * 2**20))
