@@ -23,8 +23,8 @@ from scrofazero.agents import PLAYERS
 from scrofazero.eval.review import match_summary, review_hand
 from scrofazero.games.gongzhu.game_record import GameRecordError, load_games
 from scrofazero.nn.checkpoint import load_model
-from scrofazero.serve.config import shipped
-from scrofazero.serve.reviews import REVIEWER, record_moves
+from scrofazero.serve.common.config import shipped
+from scrofazero.serve.gongzhu.reviews import REVIEWER, record_moves
 
 
 def games_of(source: str, server: str) -> list[tuple[str, list[int], int, list[int], int]]:

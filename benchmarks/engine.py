@@ -24,8 +24,9 @@ from typing import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scrofazero.atomic import write_json_atomic  # noqa: E402
-from scrofazero.games.gongzhu.lockstep_random import LockstepRandomGames  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
+
+from lockstep_random import LockstepRandomGames  # noqa: E402  (beside this script)
 
 ORIGINAL_GREED_GAMES_PER_S = 10.0  # the original Mr. Greed (anchor from the project brief)
 TARGETS = {"single_vs_openspiel_python": 1.0, "batched_vs_openspiel_cpp": 10.0,

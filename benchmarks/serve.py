@@ -56,9 +56,9 @@ from scrofazero.games.fish.cards import card_code as fish_card_code
 from scrofazero.games.fish.cards import set_cards, teammates
 from scrofazero.games.gongzhu.game_record import GameRecordError, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.fish_hub import SeatView
-from scrofazero.serve.fish_records import replayed_state
-from scrofazero.serve.records import to_game_record
+from scrofazero.serve.fish.hub import SeatView
+from scrofazero.serve.fish.records import replayed_state
+from scrofazero.serve.gongzhu.records import to_game_record
 
 FISH_CALL_AT = 3  # an outside Fish bot calls a set once it holds this many of its 6 cards
 

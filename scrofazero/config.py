@@ -34,8 +34,9 @@ from scrofazero.settings import (
     Positive,
     Seed,
     Share,
+    GameConfig,
     at_most,
-    check_settings,
+    check_bounds,
     one_of,
 )
 from scrofazero.train.learner import VALUE_LOSSES
@@ -48,13 +49,6 @@ Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
 DISTRIBUTED = ("none", "ray")
 DEVICE_KINDS = ("cpu", "cuda", "mps")
-
-
-@dataclass
-class GameConfig:
-    """The `game` group: which game; each game's options extend it (Gongzhu has none)."""
-
-    name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
 
 
 @dataclass
@@ -201,8 +195,8 @@ def check_train(settings: TrainRootConfig) -> TrainRootConfig:
     the first bad one: each field within its declared bounds, every float finite and, for
     Gongzhu, a network that can be built and a device this machine has. Nothing is read or
     written."""
-    check_settings(settings, "")
-    check_settings(settings.game, "game")  # by the game's own schema
+    check_bounds(settings, "")
+    check_bounds(settings.game, "game")  # by the game's own schema
     if isinstance(settings, GongzhuTrainConfig):
         check_gongzhu_train(settings)
     return settings
@@ -241,6 +235,6 @@ def check_evaluate(settings: EvaluateConfig) -> EvaluateConfig:
     """evaluate.py's settings (evaluate_settings of the composed config), or a ValueError naming
     the first bad one (as check_train); the players' own settings are checked by their settings
     classes (evaluate_settings), here only for finite numbers and declared bounds."""
-    check_settings(settings, "")
-    check_settings(settings.game, "game")
+    check_bounds(settings, "")
+    check_bounds(settings.game, "game")
     return settings

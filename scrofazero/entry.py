@@ -25,7 +25,6 @@ from omegaconf.errors import OmegaConfBaseException
 from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import (
     EvaluateConfig,
-    GameConfig,
     GongzhuTrainConfig,
     ModelConfig,
     TrainConfig,
@@ -34,15 +33,15 @@ from scrofazero.config import (
     check_train,
     evaluate_settings,
 )
-from scrofazero.eval.driver import run_evaluate as evaluate_gongzhu
+from scrofazero.eval.runner import evaluate_gongzhu
 from scrofazero.fish.config import FishConfig, check_fish_inputs
-from scrofazero.fish.report import run_fish
+from scrofazero.fish.runner import evaluate_fish
 from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.search.mcts import MCTSConfig
-from scrofazero.serve.config import PlayConfig
-from scrofazero.settings import check_settings
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.settings import GameConfig, check_bounds
 from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
-from scrofazero.tiny_crew.report import run_tiny_crew
+from scrofazero.tiny_crew.runner import evaluate_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
 from scrofazero.train.distributed import run_training_ray
 from scrofazero.train.loop import run_training as train_gongzhu
@@ -76,9 +75,9 @@ class GameEntry:
 
 GAMES = {
     "gongzhu": GameEntry(GameConfig, train_gongzhu, evaluate_gongzhu),
-    "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, run_tiny_crew,
+    "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, evaluate_tiny_crew,
                            check_tiny_crew_inputs),
-    "fish": GameEntry(FishConfig, run_fish_training, run_fish, check_fish_inputs),
+    "fish": GameEntry(FishConfig, run_fish_training, evaluate_fish, check_fish_inputs),
 }
 
 
@@ -215,7 +214,7 @@ def play(cfg) -> None:
 
 
 def _play(cfg) -> None:
-    settings = check_settings(OmegaConf.to_object(cfg), "")  # a PlayConfig
+    settings = check_bounds(OmegaConf.to_object(cfg), "")  # a PlayConfig
     try:
         from scrofazero.serve.app import serve
     except ImportError as err:

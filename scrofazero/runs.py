@@ -6,8 +6,9 @@ It owns what is the same for every game:
   past step 0 leaving no folder it created behind (`RunFolder`);
 - the fresh-or-resume decision (`resume_or_start`): a fresh start refuses a folder that holds a
   run, a resume refuses a checkpoint whose settings differ from the run's declared settings
-  (`settings_changes`: every difference is named, unless always changeable or allowed by
-  `resume_overrides=[key or group,...]`), and refuses a checkpoint without settings;
+  (`check_same_settings`, `settings_changes`: every difference is named, unless always
+  changeable or allowed by `resume_overrides=[key or group,...]`), and refuses a checkpoint
+  without settings;
 - the checkpoint envelope (`Envelope`): envelope version, game, settings, step and every global
   random state (python, numpy, torch and CUDA's when in use), around the trainer's own state.
   Each trainer stores it in its file format (`header()`, and `Envelope.read_header` back), so
@@ -48,6 +49,20 @@ class RunError(ValueError):
     """A run that cannot start or continue as asked; the message names the file or setting."""
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file."""
+
+
+def check_finite(state_dict: dict, where) -> None:
+    """CheckpointError naming `where` and the first weight tensor holding a NaN or infinity
+    (a diverged network plays nonsense and trains on to nothing)."""
+    for name, tensor in state_dict.items():
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not torch.isfinite(
+                tensor).all():
+            raise CheckpointError(f"{where}: non-finite weights in {name} (a diverged "
+                                  "network); use an earlier checkpoint")
+
+
 @dataclass
 class Envelope:
     """A checkpoint as every trainer's file holds it. Invariant: `settings` is plain nested data
@@ -84,6 +99,26 @@ class Envelope:
             raise RunError(f"{path}: run header step {header['step']!r} is not a count")
         return cls(game=game, settings=header["settings"], step=header["step"], state=state,
                    random=header["random"], path=str(path))
+
+
+def read_envelope(header, state: dict, path, game: str, *, step: int, legacy_settings: dict,
+                  counted: str, stale: Callable[[dict], bool] = lambda settings: False
+                  ) -> Envelope:
+    """The envelope of a trainer's checkpoint `path` whose run header is `header` (None: a file
+    written before the envelope existed) around the trainer's `state`, at the trainer's own
+    `step`. A file without a header, or one whose header settings are `stale` (named as an older
+    version of the code named them), gets `legacy_settings` (what the file itself says the run's
+    settings were); without a header there are no random states. RunError naming `path` when
+    the header's step is not `step` (`counted` says what the trainer counts, as the message
+    names it, e.g. "the checkpoint's step 3")."""
+    if header is None:  # the layout before the run harness
+        return Envelope(game, settings=legacy_settings, step=step, state=state, path=str(path))
+    envelope = Envelope.read_header(header, state, path, game)
+    if stale(envelope.settings):
+        envelope.settings = legacy_settings
+    if envelope.step != step:
+        raise RunError(f"{path}: run header step {envelope.step} differs from {counted}")
+    return envelope
 
 
 def plain_settings(settings) -> dict:
@@ -161,8 +196,8 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def check_settings(envelope: Envelope, settings: dict, always: Iterable[str] = (),
-                   overrides: Iterable[str] = ()) -> None:
+def check_same_settings(envelope: Envelope, settings: dict, always: Iterable[str] = (),
+                        overrides: Iterable[str] = ()) -> None:
     """Refuse to continue `envelope` with other `settings` than its own, naming each difference
     that is neither in `always` nor in `overrides` (the user's resume_overrides)."""
     if not envelope.settings:
@@ -193,7 +228,7 @@ def resume_or_start(path: Path | None, *, resume: bool, load: Callable[[Path], E
     if path is None or not path.is_file():
         raise FileNotFoundError(f"resume=true but {path} does not exist")
     envelope = load(path)
-    check_settings(envelope, settings, always, overrides)
+    check_same_settings(envelope, settings, always, overrides)
     return envelope
 
 

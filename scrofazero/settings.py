@@ -2,10 +2,11 @@
 refuses a bad one in one line naming it (`train.lr=inf: must be a finite number`).
 
 The types below are Annotated aliases: hydra and OmegaConf see the plain type (float, int, str,
-a list of them), pydantic reads the bounds. `check_settings` validates a settings dataclass
+a list of them), pydantic reads the bounds. `check_bounds` validates a settings dataclass
 instance, nested ones included, and also refuses a NaN or infinite float anywhere in it, so a
 float setting is finite unless a field says otherwise. Nothing else of the package is imported
-here, so every layer may declare its settings with these types.
+here, so every layer may declare its settings with these types; `GameConfig`, the `game`
+group every game's options extend, is here for the same reason.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from dataclasses import dataclass
 from functools import cache
 from typing import Annotated
 
@@ -26,6 +28,14 @@ Share = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]  # a fraction i
 Count = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Seed = Annotated[int, Field(ge=0, lt=2**32)]  # numpy and torch take it, with room for offsets
+
+
+@dataclass
+class GameConfig:
+    """The `game` group: which game; each game's options extend it (Gongzhu has none). It lives
+    here, below every game, so that a side game's options need none of the Gongzhu stack."""
+
+    name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
 
 
 def at_most(bound: int, low: int = 1):
@@ -44,7 +54,7 @@ def one_of(*choices):
     return Annotated[type(choices[0]), AfterValidator(check)]
 
 
-def check_settings(settings, where: str):
+def check_bounds(settings, where: str):
     """`settings` (a dataclass instance) unchanged, or a ValueError naming the first bad setting
     as `where.path=value: reason`. Every float in it, declared or not, must be finite."""
     data = dataclasses.asdict(settings)

@@ -24,8 +24,8 @@ from omegaconf import OmegaConf
 from scrofazero import entry
 from scrofazero.config import check_device, check_evaluate, check_train
 from scrofazero.nn.network import MAX_PARAMETERS, PolicyValueNet, num_parameters, parameter_count
-from scrofazero.serve.config import PlayConfig
-from scrofazero.settings import Count, Positive, check_settings, one_of
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.settings import Count, Positive, check_bounds, one_of
 
 
 @dataclass
@@ -53,10 +53,10 @@ class Toy:
     ({"inner": Inner(free=float("nan"))}, "toy.inner.free=nan: must be a finite number"),
 ])
 def test_the_check_names_the_first_bad_setting(change, message):
-    assert check_settings(Toy(), "toy") == Toy()
-    assert check_settings(Toy(limit=2.0), "toy").limit == 2.0
+    assert check_bounds(Toy(), "toy") == Toy()
+    assert check_bounds(Toy(limit=2.0), "toy").limit == 2.0
     with pytest.raises(ValueError) as err:
-        check_settings(Toy(**change), "toy")
+        check_bounds(Toy(**change), "toy")
     assert str(err.value) == message
 
 

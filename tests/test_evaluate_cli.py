@@ -28,7 +28,7 @@ from omegaconf import OmegaConf
 
 from scrofazero import entry
 from scrofazero.config import EvaluateConfig
-from scrofazero.eval.driver import _agent_kwargs
+from scrofazero.eval.runner import _agent_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,7 +160,7 @@ def test_belief_mode(tiny_checkpoint, tmp_path, against):
 def test_find_checkpoint(tmp_path):
     import os
 
-    from scrofazero.eval.driver import find_checkpoint
+    from scrofazero.eval.runner import find_checkpoint
 
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         find_checkpoint(None, root=tmp_path, shipped=None)

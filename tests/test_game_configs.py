@@ -42,7 +42,7 @@ from scrofazero.config import (
     check_train,
     evaluate_settings,
 )
-from scrofazero.eval.driver import player_settings
+from scrofazero.eval.runner import player_settings
 from scrofazero.runs import _flatten, settings_changes
 from scrofazero.train.loop import ALWAYS_MAY_CHANGE
 

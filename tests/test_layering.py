@@ -1,11 +1,13 @@
 """The package's import layering (README "Layout", docs/layout.md).
 
-Invariants: every module imports only modules of its own layer or below (the table LAYERS,
-bottom first); `games` imports nothing else of the package and no game's rules import another
-game's; the Gongzhu stack never imports a side game; the side games never import each other;
-there is no import cycle between modules; imports inside functions are only of the optional
-OpenSpiel dependency; the tests folder mirrors the package. The checker itself is tested on a
-small made-up graph, so that a broken checker cannot pass silently.
+Invariants: every module imports only modules of its own layer or below (the table LAYERS, bottom
+first); `games` imports nothing else of the package and no game's rules import another game's; the
+Gongzhu stack never imports a side game; the side games never import each other; there is no import
+cycle between modules; imports inside functions are only of the optional OpenSpiel dependency; the
+tests folder mirrors the package. Within the table server, `serve.common` imports no other part of
+`serve`, each game's folder (`serve.gongzhu`, `serve.fish`) imports only itself and `serve.common`,
+and no module of `serve` imports another's private (`_name`) names. The checker itself is tested on
+a small made-up graph, so that a broken checker cannot pass silently.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "scrofazero"
 
 # Bottom first: a module may import its own layer's packages and those below. Packages that share
-# a layer may not import each other (the side games), except within the same package.
+# a layer may not import each other, except within the same package; nor may the side games.
 LAYERS = [
     ("scrofazero.atomic", 0),
     ("scrofazero.run_lock", 0),
@@ -29,6 +31,7 @@ LAYERS = [
     ("scrofazero.search", 1),  # knows games only through its protocols
     ("scrofazero.runs", 1),  # the run harness every trainer runs under
     ("scrofazero.nn", 2),
+    ("scrofazero.fish", 2),  # a side game: the shared base and its rules, no Gongzhu stack
     ("scrofazero.sampling", 3),
     ("scrofazero.agents", 4),
     ("scrofazero.eval", 5),
@@ -36,8 +39,7 @@ LAYERS = [
     ("scrofazero.config", 7),
     ("scrofazero.openspiel", 8),
     ("scrofazero.pettingzoo", 8),  # the optional [pettingzoo] extra
-    ("scrofazero.tiny_crew", 9),
-    ("scrofazero.fish", 9),
+    ("scrofazero.tiny_crew", 9),  # above openspiel: its optional MCCFR uses OpenSpiel's game
     ("scrofazero.serve", 10),  # the table server (play.py): hosts Gongzhu and Fish tables
     ("scrofazero.entry", 11),  # the entry points' table
 ]
@@ -45,6 +47,10 @@ GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "s
                  "scrofazero.eval", "scrofazero.train", "scrofazero.config")
 SIDE_GAMES = ("scrofazero.tiny_crew", "scrofazero.fish", "scrofazero.games.tiny_crew",
               "scrofazero.games.fish")
+# The table server's parts: the base both games use, and one folder per game above it (serve's
+# top-level modules, app.py's factory among them, sit above all of these).
+SERVE_BASE = "scrofazero.serve.common"
+SERVE_GAMES = ("scrofazero.serve.gongzhu", "scrofazero.serve.fish")
 # Imports allowed inside functions: the optional open-spiel extra and what needs it.
 LAZY_OK = ("pyspiel", "open_spiel", "scrofazero.openspiel", "scrofazero.tiny_crew.mccfr",
            "scrofazero.serve.app",  # ^ and the web server of the optional [play] extra
@@ -133,7 +139,51 @@ def layering_errors(edges: dict[str, list[tuple[str, bool, int]]]) -> list[str]:
             if any(_within(module, s) for s in GONGZHU_STACK) and any(
                     _within(target, s) for s in SIDE_GAMES):
                 errors.append(f"{module}:{line}: the Gongzhu stack imports a side game ({target})")
+            side = [s for s in SIDE_GAMES[:2] if _within(module, s) or _within(target, s)]
+            if len(side) == 2:
+                errors.append(f"{module}:{line}: a side game imports another ({target})")
+            errors.extend(serve_errors(module, target, line))
     return errors + cycle_errors(edges)
+
+
+def serve_errors(module: str, target: str, line: int) -> list[str]:
+    """The server's own layering: common below both games' folders, the games apart."""
+    if not _within(target, "scrofazero.serve") or target == "scrofazero.serve":
+        return []
+    if _within(module, SERVE_BASE) and not _within(target, SERVE_BASE):
+        return [f"{module}:{line}: the server's common base imports {target}"]
+    for game in SERVE_GAMES:
+        if _within(module, game) and not (_within(target, game) or _within(target, SERVE_BASE)):
+            other = any(_within(target, g) for g in SERVE_GAMES)
+            return [f"{module}:{line}: " + (f"a game's server imports another game's ({target})"
+                                            if other else f"a game's server imports {target}, "
+                                            "neither its own nor the common base")]
+    return []
+
+
+def private_names(path: Path) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every private name (`_x`, not `__x__`) that `path` imports from
+    a module of the package (relative imports resolved as in imports_of)."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            found.extend((target, a.name, node.lineno) for a in node.names
+                         if a.name.startswith("_") and not a.name.startswith("__"))
+    return found
+
+
+def private_import_errors(names: dict[str, list[tuple[str, str, int]]]) -> list[str]:
+    """One line per private name a module of the server imports from another module. (Only the
+    server is held to this; elsewhere the package still has a few such imports.)"""
+    return [f"{module}:{line} imports the private {name} of {target}"
+            for module, imported in names.items() if _within(module, "scrofazero.serve")
+            for target, name, line in imported
+            if name.startswith("_") and not name.startswith("__")
+            and _within(target, "scrofazero") and target != module]
 
 
 def cycle_errors(edges: dict[str, list[tuple[str, bool, int]]]) -> list[str]:
@@ -169,6 +219,18 @@ def test_package_layering_holds():
     assert not errors, "\n".join(errors)
 
 
+def test_no_module_of_the_server_imports_another_ones_private_names():
+    names = {module_name(p): private_names(p) for p in sorted(PACKAGE.rglob("*.py"))}
+    errors = private_import_errors(names)
+    assert not errors, "\n".join(errors)
+
+
+def test_the_server_has_a_common_base_and_one_folder_per_game():
+    edges = graph()
+    for part in (SERVE_BASE, *SERVE_GAMES):
+        assert part in edges, f"{part} is missing: the server's layering test checks nothing"
+
+
 def test_every_module_has_a_layer_and_imports_resolve():
     edges = graph()
     assert len(edges) > 60
@@ -184,7 +246,11 @@ def test_every_module_has_a_layer_and_imports_resolve():
     ({"scrofazero.games.gongzhu.rules": [("scrofazero.nn.network", False, 3)],
       "scrofazero.nn.network": []}, "from a layer above"),
     ({"scrofazero.fish.players": [("scrofazero.tiny_crew.exact", False, 5)],
-      "scrofazero.tiny_crew.exact": []}, "a sibling of its layer"),
+      "scrofazero.tiny_crew.exact": []}, "a side game imports another"),
+    ({"scrofazero.tiny_crew.exact": [("scrofazero.fish.match", False, 5)],
+      "scrofazero.fish.match": []}, "a side game imports another"),
+    ({"scrofazero.fish.match": [("scrofazero.nn.network", False, 5)],
+      "scrofazero.nn.network": []}, "a sibling of its layer"),
     ({"scrofazero.agents.raw_net": [("scrofazero.games.fish.rules", False, 9)],
       "scrofazero.games.fish.rules": []}, "the Gongzhu stack imports a side game"),
     ({"scrofazero.games.fish.rules": [("scrofazero.games.gongzhu.cards", False, 1)],
@@ -194,10 +260,32 @@ def test_every_module_has_a_layer_and_imports_resolve():
       "scrofazero.search.c": [("scrofazero.nn.a", False, 1)]}, "import cycle"),
     ({"scrofazero.eval.arena": [("scrofazero.agents.base", True, 7)],
       "scrofazero.agents.base": []}, "inside a function"),
+    ({"scrofazero.serve.common.sockets": [("scrofazero.serve.gongzhu.protocol", False, 3)],
+      "scrofazero.serve.gongzhu.protocol": []}, "the server's common base imports"),
+    ({"scrofazero.serve.common.pages": [("scrofazero.serve.app", False, 3)],
+      "scrofazero.serve.app": []}, "the server's common base imports"),
+    ({"scrofazero.serve.fish.hub": [("scrofazero.serve.gongzhu.hub", False, 3)],
+      "scrofazero.serve.gongzhu.hub": []}, "a game's server imports another game's"),
+    ({"scrofazero.serve.gongzhu.routes": [("scrofazero.serve.fish.records", False, 3)],
+      "scrofazero.serve.fish.records": []}, "a game's server imports another game's"),
+    ({"scrofazero.serve.gongzhu.hub": [("scrofazero.serve.app", False, 3)],
+      "scrofazero.serve.app": []}, "neither its own nor the common base"),
 ])
 def test_checker_catches_each_kind_of_violation(edges, needle):
     errors = layering_errors(edges)
     assert any(needle in e for e in errors), errors
+
+
+@pytest.mark.parametrize("names,caught", [
+    ({"scrofazero.serve.fish.records": [("scrofazero.serve.common.records", "_now", 3)]}, True),
+    ({"scrofazero.serve.app": [("scrofazero.serve.gongzhu.hub", "_decide", 9)]}, True),
+    ({"scrofazero.serve.app": [("scrofazero.serve.gongzhu.hub", "__version__", 9)]}, False),
+    ({"scrofazero.serve.app": [("typing", "_T", 9)]}, False),
+    ({"scrofazero.train.loop": [("scrofazero.nn.network", "_x", 2)]}, False),
+])
+def test_checker_catches_a_private_import_of_the_server(names, caught):
+    errors = private_import_errors(names)
+    assert bool(errors) == caught, errors
 
 
 def test_checker_accepts_a_clean_graph():
@@ -205,7 +293,14 @@ def test_checker_accepts_a_clean_graph():
                                        ("torch", False, 2)],
              "scrofazero.nn.network": [("torch", False, 1)],
              "scrofazero.tiny_crew.train": [("scrofazero.openspiel", True, 4)],
-             "scrofazero.openspiel": []}
+             "scrofazero.openspiel": [],
+             "scrofazero.serve.app": [("scrofazero.serve.gongzhu.routes", False, 1),
+                                      ("scrofazero.serve.fish.routes", False, 2)],
+             "scrofazero.serve.gongzhu.routes": [("scrofazero.serve.common.web", False, 1),
+                                                 ("scrofazero.serve.gongzhu.hub", False, 2)],
+             "scrofazero.serve.fish.routes": [("scrofazero.serve.common.sockets", False, 1)],
+             "scrofazero.serve.gongzhu.hub": [], "scrofazero.serve.common.web": [],
+             "scrofazero.serve.common.sockets": []}
     assert layering_errors(edges) == []
 
 

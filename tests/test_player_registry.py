@@ -1,5 +1,5 @@
 """A new player is one module and one registry line: a toy player registered here plays through
-evaluate.py's driver (its settings given as `toy.SETTING`, a bad one refused by that name) and
+evaluate.py's runner (its settings given as `toy.SETTING`, a bad one refused by that name) and
 as a seat kind of the table server (listed with its description, named by its title, its
 `decide` explanation recorded and sent as thinking) without any other change.
 """
@@ -19,7 +19,7 @@ from toy_player import ToyPlayer, ToySettings
 
 from scrofazero import entry
 from scrofazero.agents import PLAYERS, PlayerSpec
-from scrofazero.eval.driver import run_evaluate
+from scrofazero.eval.runner import evaluate_gongzhu
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.rules import GongzhuState
 
@@ -43,12 +43,12 @@ def evaluate_config(*overrides):
 
 def test_a_registered_player_plays_through_evaluate(toy, capsys):
     cfg = evaluate_config("mode=matrix", "players=[toy,random]", "deals=2", "+toy.end=highest")
-    result = run_evaluate(cfg)
+    result = evaluate_gongzhu(cfg)
     assert result["players"] == ["toy", "random"] and result["deals"] == 2
     assert result["margin"][0][1] == -result["margin"][1][0] != 0
-    lowest = run_evaluate(evaluate_config("mode=matrix", "players=[toy,random]", "deals=2"))
+    lowest = evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=2"))
     assert lowest["margin"] != result["margin"]  # the setting reached the player
-    wpg = run_evaluate(evaluate_config("mode=wpg", "player=toy", "deals=1", "greed.num_samples=2",
+    wpg = evaluate_gongzhu(evaluate_config("mode=wpg", "player=toy", "deals=1", "greed.num_samples=2",
                                        "+toy.end=highest"))
     assert wpg["settings"] == {"end": "highest"} and wpg["checkpoint"] is None
     capsys.readouterr()
@@ -60,7 +60,7 @@ def test_a_registered_player_plays_through_evaluate(toy, capsys):
 ])
 def test_a_registered_players_bad_setting_is_named(toy, override, message):
     with pytest.raises(ValueError, match=message):
-        run_evaluate(evaluate_config("mode=matrix", "players=[toy,random]", "deals=1", override))
+        evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=1", override))
 
 
 def _get(server, path):

@@ -20,7 +20,7 @@ from scrofazero.runs import (
     Envelope,
     RunError,
     RunFolder,
-    check_settings,
+    check_same_settings,
     random_states,
     restore_random,
     resume_or_start,
@@ -74,9 +74,9 @@ def test_settings_changes_allow_keys_and_groups():
     assert settings_changes(phases, later) == [f"train.schedule: {phases['train']['schedule']!r}"
                                                f" -> {later['train']['schedule']!r}"]
     with pytest.raises(RunError, match=r"resume_overrides=\[train.lr,train.seed\]"):
-        check_settings(Envelope("g", settings=stored, step=1, path="c.pt"), current)
+        check_same_settings(Envelope("g", settings=stored, step=1, path="c.pt"), current)
     with pytest.raises(RunError, match="c.pt: holds no settings"):
-        check_settings(Envelope("g", settings={}, step=1, path="c.pt"), current)
+        check_same_settings(Envelope("g", settings={}, step=1, path="c.pt"), current)
 
 
 def test_fresh_start_refuses_a_folder_holding_a_run(tmp_path):

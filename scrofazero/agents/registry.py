@@ -1,6 +1,6 @@
 """Every Gongzhu player by name: its builder, its settings schema and what it is, in one table.
 
-All that builds a player by name reads PLAYERS: evaluate.py (eval/driver.py and the arena's
+All that builds a player by name reads PLAYERS: evaluate.py (eval/runner.py and the arena's
 worker processes), the training-time evaluation (train/loop.py) and the table server's seat kinds
 and lobby (serve/). A player's settings are a dataclass whose fields are exactly its builder's
 keyword arguments besides the network, so the names a user gives are the names the builder

@@ -8,7 +8,7 @@ own rng seeded by (seed, ply), so a review reproduces and a move reviewed alone 
 answer as in the whole review.
 
 `review_hand(deal, leader, moves, seat, agent, seed)` works on plain card indices; the table
-server (serve/reviews.py) and `python review.py` feed it records and game files.
+server (serve/gongzhu/reviews.py) and `python review.py` feed it records and game files.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from typing import Annotated, Optional
 
 from pydantic import Field
 
-from scrofazero.config import GameConfig
 from scrofazero.fish.learning.train import CALL_CHECKS, LEARNERS, OPPONENTS
 from scrofazero.fish.players.learned import LearnedSettings
 from scrofazero.fish.players.logic import LogicSettings, RandomSettings
@@ -27,6 +26,7 @@ from scrofazero.settings import (
     Count,
     Finite,
     Fraction,
+    GameConfig,
     NonNegative,
     NonNegativeInt,
     Positive,

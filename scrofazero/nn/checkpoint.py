@@ -20,16 +20,14 @@ import torch
 from scrofazero.atomic import write_atomic
 from scrofazero.nn.encoding import ENCODING_VERSION
 from scrofazero.nn.network import PolicyValueNet
+# Every game's trainer refuses a damaged file with these, so they live in the run harness.
+from scrofazero.runs import CheckpointError, check_finite
 
 FORMAT = "scrofazero-checkpoint"
 FORMAT_VERSION = 1
 LATEST = "latest.pt"
 _NDARRAY = "__ndarray__"  # tag of a numpy array stored as a tensor inside `extra`
 _SNAPSHOT = re.compile(r"^ckpt_(\d{7,})\.pt$")
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used; the message names the file."""
 
 
 def _fsync_dir(path: Path) -> None:
@@ -279,16 +277,6 @@ def load_model(path_or_payload, map_location="cpu"):
         raise CheckpointError(f"{where}: model does not match its config ({err})") from err
     check_finite(payload["model"], where)
     return model.eval()
-
-
-def check_finite(state_dict: dict, where) -> None:
-    """CheckpointError naming `where` and the first weight tensor holding a NaN or infinity
-    (a diverged network plays nonsense and trains on to nothing)."""
-    for name, tensor in state_dict.items():
-        if torch.is_tensor(tensor) and tensor.is_floating_point() and not torch.isfinite(
-                tensor).all():
-            raise CheckpointError(f"{where}: non-finite weights in {name} (a diverged "
-                                  "network); use an earlier checkpoint")
 
 
 def is_model_only(payload: dict) -> bool:

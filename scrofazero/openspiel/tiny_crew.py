@@ -164,7 +164,7 @@ def _bits(mask: int) -> np.ndarray:
 
 
 def key_from_info_string(text: str) -> int:
-    """Our compiled information-state key (tiny_crew/fast.py) from an information state
+    """Our compiled information-state key (tiny_crew/fast/state.py) from an information state
     string of this game, so that OpenSpiel's policies can be evaluated exactly."""
     fields = dict(part.split(" ", 1) for part in text.split("; ")[1:])
     hand = sum(1 << card_id(n) for n in fields["hand"].split() if n != "-")

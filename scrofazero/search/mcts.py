@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scrofazero.search.protocols import BatchedGame, Evaluator
-from scrofazero.settings import NonNegative, at_most, check_settings
+from scrofazero.settings import NonNegative, at_most, check_bounds
 
 SELECTIONS = ("ucb", "puct")
 # Generous bounds on the budget: the trees are preallocated, so a typo would allocate until killed.
@@ -51,7 +51,7 @@ def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
     plays the lowest card; negative or non-finite constants break the search; a huge budget
     allocates until killed), naming the setting."""
     MCTSConfig.__post_init__(config)
-    check_settings(config, where)
+    check_bounds(config, where)
     if config.budget_base + config.budget_per_legal < 1:
         raise ValueError(f"{where}.budget_base={config.budget_base} and {where}.budget_per_legal="
                          f"{config.budget_per_legal}: the search budget would be zero")

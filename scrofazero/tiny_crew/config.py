@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from scrofazero.config import GameConfig
 from scrofazero.games.tiny_crew.rules import LEADERS, NUM_SEATS
-from scrofazero.settings import Count, NonNegativeInt, at_most, one_of
+from scrofazero.settings import Count, GameConfig, NonNegativeInt, at_most, one_of
 from scrofazero.tiny_crew.policy_file import load_policy
 from scrofazero.tiny_crew.train import METHODS
 

@@ -1,4 +1,4 @@
-"""Exact Tiny Crew tools over all 34,650 deals (the compiled core is fast.py).
+"""Exact Tiny Crew tools over all 34,650 deals (the compiled core is fast/).
 
 - `TabularPolicy`: a joint policy as a table information-state key -> probabilities over the
   12 cards (states missing from the table play uniformly over their legal cards).

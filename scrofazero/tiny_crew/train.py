@@ -30,7 +30,13 @@ from tqdm import tqdm
 
 from scrofazero.atomic import write_atomic
 from scrofazero.games.tiny_crew.rules import Params
-from scrofazero.runs import Envelope, RunError, RunFolder, random_states, resume_or_start
+from scrofazero.runs import (
+    Envelope,
+    RunFolder,
+    random_states,
+    read_envelope,
+    resume_or_start,
+)
 from scrofazero.tiny_crew.cfr import CFRTrainer
 from scrofazero.tiny_crew.exact import Setting, setting_from_config
 from scrofazero.tiny_crew.policy_file import save_policy
@@ -163,18 +169,11 @@ def load_envelope(path: Path) -> Envelope:
     if not isinstance(info["iterations"], int) or not isinstance(info["seconds"], (int, float)):
         raise ValueError(f"{path}: not a Tiny Crew trainer checkpoint (iterations and seconds "
                          "must be numbers)")
-    found = {"info": info, "learner": state}
-    header = info.get("run")
-    if header is None:  # the layout before the run harness
-        return Envelope(GAME, settings=run_settings(info["meta"]), step=info["iterations"],
-                        state=found, path=str(path))
-    envelope = Envelope.read_header(header, found, path, GAME)
-    if "train" in envelope.settings:  # written while the seed was named train.seed
-        envelope.settings = run_settings(info["meta"])
-    if envelope.step != info["iterations"]:
-        raise RunError(f"{path}: run header step {envelope.step} differs from its "
-                       f"{info['iterations']} iterations")
-    return envelope
+    return read_envelope(info.get("run"), {"info": info, "learner": state}, path, GAME,
+                         step=info["iterations"], legacy_settings=run_settings(info["meta"]),
+                         counted=f"its {info['iterations']} iterations",
+                         # written while the seed was named train.seed
+                         stale=lambda settings: "train" in settings)
 
 
 def _start_or_resume(run_dir: Path, resume: bool, run_meta: dict, learner: dict,

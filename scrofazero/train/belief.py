@@ -36,7 +36,7 @@ import torch
 from scrofazero.agents import make_agent
 from scrofazero.agents.scrofazero_agent import play_sampling, play_weighting
 from scrofazero.atomic import write_atomic, write_json_atomic
-from scrofazero.eval.driver import find_checkpoint
+from scrofazero.eval.runner import find_checkpoint
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.deals import hands_of, load_deals, random_deal
 from scrofazero.games.gongzhu.rules import GongzhuState

@@ -47,9 +47,9 @@ from scrofazero.nn.grow import grow
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.runs import (
     Envelope,
-    RunError,
     RunFolder,
     random_states,
+    read_envelope,
     resume_or_start,
 )
 from scrofazero.search.mcts import MCTSConfig, check_search
@@ -474,15 +474,9 @@ def load_envelope(path) -> Envelope:
         raise CheckpointError(f"{path}: a model-only file (a network without optimiser, "
                               "settings or history), not a training state; start a new run "
                               "from it with train.init_from=PATH")
-    header = payload.get("run")
-    if header is None:  # the layout before the run harness
-        return Envelope(GAME, settings=payload.get("config") or {}, step=int(payload["step"]),
-                        state=payload, path=str(path))
-    envelope = Envelope.read_header(header, payload, path, GAME)
-    if envelope.step != payload["step"]:
-        raise RunError(f"{path}: run header step {envelope.step} differs from the checkpoint's "
-                       f"step {payload['step']}")
-    return envelope
+    return read_envelope(payload.get("run"), payload, path, GAME, step=int(payload["step"]),
+                         legacy_settings=payload.get("config") or {},
+                         counted=f"the checkpoint's step {payload['step']}")
 
 
 def _open_run(cfg: DictConfig, folder: RunFolder) -> Run:

@@ -24,7 +24,7 @@ from scrofazero.agents.raw_net import RawSettings
 from scrofazero.agents.registry import NoSettings
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent, ScrofaZeroSettings
 from scrofazero.config import EvaluateConfig
-from scrofazero.eval.driver import _agent_kwargs
+from scrofazero.eval.runner import _agent_kwargs
 from scrofazero.nn.network import PolicyValueNet
 
 

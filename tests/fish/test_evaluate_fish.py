@@ -1,4 +1,4 @@
-"""evaluate.py game=fish (scrofazero/fish/report.py).
+"""evaluate.py game=fish (scrofazero/fish/runner.py).
 
 Invariants: mode=track writes accuracy, per_file and predictions for the given recordings, with
 the tracker above plain counting and the looser count (known cards included) above the strict

@@ -23,7 +23,7 @@ import uvicorn
 import websockets
 
 from scrofazero.serve.app import create_app, uvicorn_config
-from scrofazero.serve.config import PlayConfig
+from scrofazero.serve.common.config import PlayConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 # The small shipped network: these tests are about the server, and it moves twice as fast.

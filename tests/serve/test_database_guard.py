@@ -1,4 +1,4 @@
-"""The records database as a server claims it (scrofazero/serve/database.py).
+"""The records database as a server claims it (scrofazero/serve/common/database.py).
 
 Invariants: while one server holds a database, a second one's start is refused with
 DatabaseInUse and changes nothing (the first one's live games stay live), however the database
@@ -23,9 +23,10 @@ import pytest
 from serve_thread import CHECKPOINT, running_server
 
 from scrofazero.serve.app import create_app, serve
-from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.database import DatabaseInUse, open_database
-from scrofazero.serve.records import Records, RecordsError
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.database import DatabaseInUse, open_database
+from scrofazero.serve.common.records import RecordsError
+from scrofazero.serve.gongzhu.records import Records
 
 
 def settings(db: str) -> PlayConfig:
@@ -55,7 +56,7 @@ def test_a_second_server_on_the_database_is_refused_and_changes_nothing(tmp_path
             asyncio.run(start_second())
         assert waiting_games(first) == [game_id]  # still live, not marked abandoned
         db = first.db
-    taken = open_database(db)  # the first server stopped: its lock is gone
+    taken = open_database(db, Records)  # the first server stopped: its lock is gone
     try:
         assert taken.abandoned == 1
     finally:
@@ -64,11 +65,11 @@ def test_a_second_server_on_the_database_is_refused_and_changes_nothing(tmp_path
 
 def test_a_database_is_free_again_after_close(tmp_path):
     db = str(tmp_path / "g.sqlite")
-    first = open_database(db)
+    first = open_database(db, Records)
     with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} .*g\\.sqlite"):
-        open_database(db)
+        open_database(db, Records)
     first.close()
-    open_database(db).close()
+    open_database(db, Records).close()
 
 
 def other_spellings(tmp_path, db: Path) -> list[str]:
@@ -86,12 +87,12 @@ def other_spellings(tmp_path, db: Path) -> list[str]:
 
 def test_every_spelling_of_a_held_database_is_refused_and_changes_nothing(tmp_path):
     db = tmp_path / "g.sqlite"
-    first = open_database(str(db))
+    first = open_database(str(db), Records)
     try:
         game = first.records.new_game("t1", "deal", None, 0, [("open", "a")] * 4, {})
         for spelling in other_spellings(tmp_path, db):
             with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} "):
-                open_database(spelling)
+                open_database(spelling, Records)
         assert first.records.game(game)["status"] == "waiting"  # not marked abandoned
     finally:
         first.close()
@@ -99,18 +100,18 @@ def test_every_spelling_of_a_held_database_is_refused_and_changes_nothing(tmp_pa
 
 def test_a_file_uri_claims_the_file_for_every_other_spelling(tmp_path):
     db = tmp_path / "g.sqlite"
-    first = open_database(f"sqlite:///file:{db}?uri=true")
+    first = open_database(f"sqlite:///file:{db}?uri=true", Records)
     try:
         with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()} "):
-            open_database(str(db))
+            open_database(str(db), Records)
     finally:
         first.close()
-    open_database(str(db)).close()
+    open_database(str(db), Records).close()
 
 
 def test_in_memory_databases_are_not_locked():
     for url in ("sqlite://", "sqlite:///:memory:"):
-        first, second = open_database(url), open_database(url)
+        first, second = open_database(url, Records), open_database(url, Records)
         first.close()
         second.close()
 
@@ -120,7 +121,7 @@ def test_another_backend_is_claimed_by_a_row_lock(tmp_path, monkeypatch):
     server_claim with NOWAIT, and a database refusing that lock is DatabaseInUse."""
     from sqlalchemy.exc import OperationalError
 
-    from scrofazero.serve import database as database_module
+    from scrofazero.serve.common import database as database_module
 
     records = Records(str(tmp_path / "g.sqlite"))
     claims = []  # the FOR UPDATE NOWAIT selects: the first takes the row, later ones fail

@@ -26,8 +26,9 @@ from serve_thread import answer, running_server
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.messages import CLIENT_MESSAGES, SERVER_MESSAGES
-from scrofazero.serve.protocol import ProtocolError, card_codes, parse_client_message, public_state
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.gongzhu.messages import CLIENT_MESSAGES, SERVER_MESSAGES
+from scrofazero.serve.gongzhu.protocol import card_codes, parse_client_message, public_state
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 FAST_BOTS = ["greed", "if", "random"]

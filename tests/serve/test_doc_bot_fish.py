@@ -25,12 +25,12 @@ from test_messages import _table
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.rules import FishState, Params
-from scrofazero.serve.fish_messages import (
+from scrofazero.serve.fish.messages import (
     FISH_CLIENT_MESSAGES,
     FISH_SERVER_MESSAGES,
     parse_fish_message,
 )
-from scrofazero.serve.fish_records import replayed_state
+from scrofazero.serve.fish.records import replayed_state
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 FISH = DOC[DOC.index("## Fish"):]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from serve_thread import running_server
 
-from scrofazero.serve.fish_records import replayed_state
+from scrofazero.serve.fish.records import replayed_state
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import bot_client  # noqa: E402  (examples/ is not a package: imported by path)

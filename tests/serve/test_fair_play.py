@@ -16,7 +16,7 @@ from serve_thread import Client, answer, running_server
 from toy_player import ToyPlayer, ToySettings
 
 from scrofazero.agents import PLAYERS, PlayerSpec
-from scrofazero.serve.messages import CARD_PATTERN
+from scrofazero.serve.gongzhu.messages import CARD_PATTERN
 
 DEAL = 5
 HIDDEN_KEYS = {"deal_number", "deal_numbers", "deal"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from test_browser import browser, server  # noqa: F401  (its fixtures)
 
-from scrofazero.serve.fish_records import replayed_state
+from scrofazero.serve.fish.records import replayed_state
 
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

@@ -21,12 +21,12 @@ from serve_thread import http, running_server
 from scrofazero.games.fish.cards import card_code, card_id, set_cards, set_of, team_of
 from scrofazero.games.fish.rules import FishState, Params
 from scrofazero.games.fish.transcripts import parse_transcript, replay
-from scrofazero.serve import fish_hub as fish_hub_module
-from scrofazero.serve.fish_hub import FishHub, FishHubSettings
-from scrofazero.serve.fish_messages import FishCreate
-from scrofazero.serve.fish_records import FishRecords, fish_export, replayed_state
-from scrofazero.serve.fish_table import FishTableSettings, fallback_move
-from scrofazero.serve.records import Records
+from scrofazero.serve.fish import hub as fish_hub_module
+from scrofazero.serve.fish.hub import FishHub, FishHubSettings
+from scrofazero.serve.fish.messages import FishCreate
+from scrofazero.serve.fish.records import FishRecords, fish_export, replayed_state
+from scrofazero.serve.fish.table import FishTableSettings, fallback_move
+from scrofazero.serve.gongzhu.records import Records
 
 CARD = re.compile(r"^([DCHS][2-9TJQKA]|\*[SB])$")
 
@@ -427,7 +427,7 @@ def test_the_documents_fish_tables_are_the_models():
 
     from test_messages import _fields, _table
 
-    from scrofazero.serve.fish_messages import (
+    from scrofazero.serve.fish.messages import (
         FISH_CLIENT_MESSAGES,
         FISH_ERROR_CODES,
         FISH_SERVER_MESSAGES,

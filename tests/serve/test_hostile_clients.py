@@ -26,15 +26,17 @@ import pytest
 import websockets
 from serve_thread import CHECKPOINT, Client, http, running_server
 
-from scrofazero.serve import sockets as sockets_module
-from scrofazero.serve.app import check_settings
-from scrofazero.serve.sockets import MAX_QUEUED, SocketClient
-from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.hub import BotClient, Hub, HubSettings
-from scrofazero.serve.messages import CARD_PATTERN, CLIENT_MESSAGES, STATUSES, Create, Join, Watch
-from scrofazero.serve.protocol import ProtocolError, parse_client_message
-from scrofazero.serve.records import Records
-from scrofazero.serve.table import TableSettings
+from scrofazero.serve.app import check_play_config
+from scrofazero.serve.common import sockets as sockets_module
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.messages import STATUSES, Join
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.sockets import MAX_QUEUED, SocketClient
+from scrofazero.serve.gongzhu.hub import BotClient, Hub, HubSettings
+from scrofazero.serve.gongzhu.messages import CARD_PATTERN, CLIENT_MESSAGES, Create, Watch
+from scrofazero.serve.gongzhu.protocol import parse_client_message
+from scrofazero.serve.gongzhu.records import Records
+from scrofazero.serve.gongzhu.table import TableSettings
 
 DEEP = '{"type": "create", "seats": ' + "[" * 2000 + "]" * 2000 + "}"
 
@@ -381,7 +383,7 @@ def test_allowed_hosts_and_origins_extend_the_defaults(tmp_path):
                                         ("allowed_origins", "http://games.example/path")])
 def test_a_malformed_allow_list_entry_is_named(key, value):
     with pytest.raises(ValueError, match=f"^{key} entries .*got {re.escape(repr(value))}$"):
-        check_settings(replace(PlayConfig(), **{key: [value]}))
+        check_play_config(replace(PlayConfig(), **{key: [value]}))
 
 
 @pytest.mark.parametrize("card", ["\u017fq", "sq", "Sq", "\uff33Q", "SQ\n", "H1\u0660",

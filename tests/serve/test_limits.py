@@ -21,10 +21,11 @@ import time
 import pytest
 from serve_thread import Client, answer, http, running_server
 
-from scrofazero.serve import app as app_module
-from scrofazero.serve import client_hub
-from scrofazero.serve.protocol import ProtocolError, parse_claim, parse_client_message
-from scrofazero.serve.sockets import SocketClient
+from scrofazero.serve.common import client_hub
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.sockets import SocketClient
+from scrofazero.serve.gongzhu import routes as gongzhu_routes
+from scrofazero.serve.gongzhu.protocol import parse_claim, parse_client_message
 
 OPEN4 = {"type": "create", "seats": ["open"] * 4}
 
@@ -170,14 +171,14 @@ def test_a_slow_replay_stalls_no_socket_and_is_computed_once(tmp_path, monkeypat
     with running_server(tmp_path) as server:
         match_id = finished_match(server)
         computed = []
-        real = app_module.replay_frames
+        real = gongzhu_routes.replay_frames
 
         def slow_replay(game):  # in a worker thread: the event loop must go on meanwhile
             computed.append(game["id"])
             time.sleep(0.5)
             return real(game)
 
-        monkeypatch.setattr(app_module, "replay_frames", slow_replay)
+        monkeypatch.setattr(gongzhu_routes, "replay_frames", slow_replay)
         answers = []
         threads = [threading.Thread(target=lambda: answers.append(
             http(server, f"/api/matches/{match_id}/replay"))) for _ in range(5)]

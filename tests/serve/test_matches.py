@@ -26,12 +26,12 @@ from serve_thread import CHECKPOINT, http, running_server
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals
-from scrofazero.serve import hub as hub_module
-from scrofazero.serve.hub import Hub, HubSettings
-from scrofazero.serve.messages import Create
-from scrofazero.serve.protocol import ProtocolError
-from scrofazero.serve.records import Records
-from scrofazero.serve.table import TableSettings
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.gongzhu import hub as hub_module
+from scrofazero.serve.gongzhu.hub import Hub, HubSettings
+from scrofazero.serve.gongzhu.messages import Create
+from scrofazero.serve.gongzhu.records import Records
+from scrofazero.serve.gongzhu.table import TableSettings
 
 
 class Conn:

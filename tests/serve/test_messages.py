@@ -1,5 +1,5 @@
-"""The protocol's message models (scrofazero/serve/messages.py) against their documents and the
-wire.
+"""The protocols' message models (scrofazero/serve/gongzhu/messages.py, fish/messages.py) against
+their documents and the wire.
 
 Invariants: docs/protocol.schema.json and docs/protocol_fish.schema.json are what the models
 generate; docs/protocol.md's message tables name exactly the models' messages and fields, and
@@ -20,20 +20,16 @@ from serve_thread import Client, running_server
 from toy_player import ToyPlayer, ToySettings
 
 from scrofazero.agents import PLAYERS, PlayerSpec
-from scrofazero.serve.fish_messages import (
+from scrofazero.serve.common.messages import ERROR_CODES, PROTOCOL_VERSION
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.fish.messages import (
     FISH_CLIENT_MESSAGES,
     FISH_SERVER_MESSAGES,
     fish_schema_text,
 )
-from scrofazero.serve.hub import Hub
-from scrofazero.serve.messages import (
-    CLIENT_MESSAGES,
-    ERROR_CODES,
-    PROTOCOL_VERSION,
-    SERVER_MESSAGES,
-    schema_text,
-)
-from scrofazero.serve.protocol import ProtocolError, parse_client_message
+from scrofazero.serve.gongzhu.hub import Hub
+from scrofazero.serve.gongzhu.messages import CLIENT_MESSAGES, SERVER_MESSAGES, schema_text
+from scrofazero.serve.gongzhu.protocol import parse_client_message
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 ENVELOPE = {"v", "type"}  # in every message; docs/protocol.md says so once, not per row

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from scrofazero.serve.app import check_settings, hub_settings
-from scrofazero.serve.config import PlayConfig
-from scrofazero.serve.database import open_database
+from scrofazero.serve.app import check_play_config
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.database import open_database
+from scrofazero.serve.gongzhu.hub import hub_settings
+from scrofazero.serve.gongzhu.records import Records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +49,7 @@ def test_the_match_timings_reach_every_table_and_are_checked():
     assert (table.next_hand_s, table.idle_expire_s) == (5.0, 60.0)
     for key, bad in (("next_hand_s", 0.0), ("idle_expire_s", -1.0), ("next_hand_s", math.inf)):
         with pytest.raises(ValueError, match=f"^{key} must be a number of seconds > 0, got {bad}$"):
-            check_settings(replace(cfg, **{key: bad}))
+            check_play_config(replace(cfg, **{key: bad}))
 
 
 def test_a_port_in_use_is_named(tmp_path):
@@ -61,7 +63,7 @@ def test_a_port_in_use_is_named(tmp_path):
 
 def test_a_database_another_server_holds_is_refused(tmp_path):
     db = tmp_path / "g.sqlite"
-    held = open_database(str(db))  # as a running server holds it
+    held = open_database(str(db), Records)  # as a running server holds it
     try:
         proc = play("port=0", f"db={db}")
     finally:

@@ -1,4 +1,4 @@
-"""Game records in a real database (serve/records.py) on a temporary SQLite file.
+"""Game records in a real database (serve/gongzhu/records.py) on a temporary SQLite file.
 
 Invariants: a finished game is stored with its seats, every move (seat, card, time) and its
 scores, which equal the rules engine's replay of its moves; a server restarted on the same file
@@ -22,7 +22,8 @@ import pytest
 from serve_thread import Client, running_server
 
 from scrofazero.games.gongzhu.game_record import parse_games, replay
-from scrofazero.serve.records import Base, Records, RecordsError, database_url, move_row
+from scrofazero.serve.common.records import Base, RecordsError, database_url
+from scrofazero.serve.gongzhu.records import Records, move_row
 
 
 def get(server, path: str, raw: bool = False):

@@ -28,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from scrofazero.games.gongzhu.cards import card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve import hub as hub_module
+from scrofazero.serve.gongzhu import hub as hub_module
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import bot_client  # examples/ is not a package: imported by path

@@ -1,4 +1,4 @@
-"""Compiled Tiny Crew tools (scrofazero/tiny_crew/fast.py, exact.py) against the rules.
+"""Compiled Tiny Crew tools (scrofazero/tiny_crew/fast/, exact.py) against the rules.
 
 Invariants: the compiled state agrees with TinyCrewState move by move (mover, legal cards,
 terminal, outcome) over random games in every leader rule and task assignment, and its

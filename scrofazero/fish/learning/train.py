@@ -38,9 +38,9 @@ from scrofazero.fish.prediction.training import train_predictor
 from scrofazero.run_lock import RunLock
 from scrofazero.runs import (
     Envelope,
-    RunError,
     RunFolder,
     random_states,
+    read_envelope,
     resume_or_start,
     write_torch,
 )
@@ -246,17 +246,11 @@ def load_envelope(path: Path) -> Envelope:
         reason = (f"trainer.{'.'.join(map(str, first['loc']))}: {first['msg']}" if first
                   else str(err))
         raise ValueError(f"{path}: {reason} (a damaged or crafted checkpoint)") from None
-    header = payload.get("run")
-    if header is None:  # the layout before the run harness
-        return Envelope(GAME, settings=run_settings(meta), step=trainer["updates"],
-                        state=payload, path=str(path))
-    envelope = Envelope.read_header(header, payload, path, GAME)
-    if "train" in envelope.settings:  # written before the settings' parts: game.lr, train.seed
-        envelope.settings = run_settings(meta)
-    if envelope.step != trainer["updates"]:
-        raise RunError(f"{path}: run header step {envelope.step} differs from the trainer's "
-                       f"{trainer['updates']} updates")
-    return envelope
+    return read_envelope(payload.get("run"), payload, path, GAME, step=trainer["updates"],
+                         legacy_settings=run_settings(meta),
+                         counted=f"the trainer's {trainer['updates']} updates",
+                         # written before the settings' parts: game.lr, train.seed
+                         stale=lambda settings: "train" in settings)
 
 
 def _initialise(net: Scorer, path: str) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from scrofazero.nn.checkpoint import check_finite
+from scrofazero.runs import check_finite
 
 
 DEFAULT_MODEL = "models/fish_learned.pt"

@@ -38,7 +38,7 @@ from torch import nn
 
 from scrofazero.atomic import write_atomic
 from scrofazero.games.fish.cards import hand_size
-from scrofazero.settings import at_most, check_settings, one_of
+from scrofazero.settings import at_most, check_bounds, one_of
 
 
 CERTAIN = 1.0 - 1e-9  # as prediction.py: a tracker probability this close to 1 is a certainty
@@ -322,7 +322,7 @@ def load_predictor(path) -> PredictorNet:
         raise ValueError(f"{path}: a Fish hand predictor checkpoint without its config or weights")
     known = {f.name for f in fields(PredictorConfig)}
     try:
-        model = PredictorNet(check_settings(
+        model = PredictorNet(check_bounds(
             PredictorConfig(**{k: v for k, v in config.items() if k in known}), "config"))
         model.load_state_dict(state)
     except (ValueError, TypeError, RuntimeError) as err:  # RuntimeError: shapes or names

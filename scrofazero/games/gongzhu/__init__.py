@@ -1,5 +1,5 @@
-"""Gongzhu rules: cards, scoring, deals, the single-game reference engine (rules), the batched
-state used by search (batch) and lockstep random play (lockstep_random)."""
+"""Gongzhu rules: cards, scoring, deals, the single-game reference engine (rules) and the batched
+state used by search (batch)."""
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal, rotate_deal

@@ -1,8 +1,8 @@
 """Gongzhu as pure functions over batches of full-information states at any ply.
 
-The batched state that search, self-play, the evaluator and the players use. Unlike
-lockstep_random.LockstepRandomGames (games in lockstep, tuned for random play), a `StateBatch` row can be at any
-point of any game, and `step` returns a new batch instead of mutating: this is what tree search
+The batched state that search, self-play, the evaluator and the players use. Unlike the engine
+benchmark's LockstepRandomGames (benchmarks/lockstep_random.py: games in lockstep, tuned for
+random play), a `StateBatch` row can be at any point of any game, and `step` returns a new batch instead of mutating: this is what tree search
 needs (gather parents, step, store children). `GongzhuRules` exposes these functions as the
 batched-game protocol that search/ talks to. Checked against rules.GongzhuState in tests.
 """

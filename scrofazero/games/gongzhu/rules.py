@@ -4,7 +4,7 @@
 scoring masks) and follows docs/rules.md sections 2-4: follow suit if able, highest card of the led
 suit wins, the winner collects the scoring cards and leads next. `InfoView` is one seat's
 information (own hand, public history, shown voids): what agents receive. The batched engines
-(batch.py, lockstep_random.py) are checked move by move against this class.
+(batch.py, and benchmarks/lockstep_random.py) are checked move by move against this class.
 """
 
 from __future__ import annotations

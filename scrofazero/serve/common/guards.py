@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from scrofazero.serve.messages import Error
+from scrofazero.serve.common.messages import Error
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_ADDRESSES = ("", "0.0.0.0", "::")  # serve on every interface: no one name

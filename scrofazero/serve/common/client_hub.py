@@ -1,5 +1,5 @@
-"""What the Gongzhu hub (hub.py, /ws) and the Fish hub (fish_hub.py, /ws/fish) share: the one
-path of every client frame, the records on one database thread, and where each connection is.
+"""What the Gongzhu hub (gongzhu/hub.py, /ws) and the Fish hub (fish/hub.py, /ws/fish) share: the
+one path of every client frame, the records on one database thread, and where each connection is.
 
 Invariants: a frame is parsed by the protocol's `parse` and handled by the one handler of its
 message model; a refusal (the protocol's `error`) goes back to that connection only and changes
@@ -18,8 +18,8 @@ from concurrent.futures import Executor
 from functools import partial
 from typing import Callable
 
-from scrofazero.serve.messages import OPEN, Ping, Pong
-from scrofazero.serve.records import LIVE
+from scrofazero.serve.common.messages import OPEN, Ping, Pong
+from scrofazero.serve.common.records import LIVE
 
 
 class ClientHub:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import Callable, Protocol
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Column, Integer, MetaData, Table, select, text
-from sqlalchemy.engine import Connection, URL, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from scrofazero.serve.records import Records, RecordsError, database_url
+from scrofazero.serve.common.records import RecordsError, database_url
 
 # pg_try_advisory_lock's key: any fixed 64-bit number, the same for every server of this project
 ADVISORY_KEY = 0x5C0F_A2E0_7AB1_E500
@@ -35,6 +36,17 @@ ADVISORY_KEY = 0x5C0F_A2E0_7AB1_E500
 # the one-row table whose row lock claims a database of any other backend (not SQLite, not
 # PostgreSQL): kept apart from the records' models, created when first needed
 CLAIM = Table("server_claim", MetaData(), Column("id", Integer, primary_key=True))
+
+
+class Records(Protocol):
+    """What the claim needs of the records a server keeps (gongzhu/records.py's Records, whose
+    engine the Fish records share): the engine, marking a stopped server's games, closing."""
+
+    engine: Engine
+
+    def abandon_unfinished(self) -> int: ...
+
+    def close(self) -> None: ...
 
 
 class DatabaseInUse(RecordsError):
@@ -123,9 +135,10 @@ class OpenDatabase:
             self._lock = None
 
 
-def open_database(db: str) -> OpenDatabase:
-    """Claim and open the records database `db` (a SQLite path or a SQLAlchemy URL); raises
-    RecordsError (DatabaseInUse when another server holds it), changing nothing then."""
+def open_database(db: str, open_records: Callable[[str], Records]) -> OpenDatabase:
+    """Claim and open the records database `db` (a SQLite path or a SQLAlchemy URL) with
+    `open_records(db)`; raises RecordsError (DatabaseInUse when another server holds it),
+    changing nothing then."""
     shown = db
     try:
         url = make_url(database_url(db))
@@ -141,7 +154,7 @@ def open_database(db: str) -> OpenDatabase:
         raise RecordsError(f"cannot open the records database {shown}: {_one_line(err)}") from None
     records = held = None
     try:
-        records = Records(db)
+        records = open_records(db)
         dialect = records.engine.dialect.name
         if dialect == "postgresql":
             held = _advisory_lock(records, shown)

@@ -22,7 +22,7 @@ from scrofazero.games.fish.transcripts import recording_paths
 FISH_MODES = ("track", "match")
 
 
-def run_fish(cfg) -> dict:
+def evaluate_fish(cfg) -> dict:
     if cfg.mode not in FISH_MODES:
         raise ValueError(f"game=fish supports mode={' | mode='.join(FISH_MODES)}, got mode={cfg.mode!r}")
     return _track(cfg) if cfg.mode == "track" else _match(cfg)

@@ -1,5 +1,6 @@
-"""Every Fish game kept in the records database, next to the Gongzhu games (same declarative
-Base as records.py, so one `create_all` makes every table): fish_games, fish_seats, fish_moves.
+"""Every Fish game kept in the records database, next to the Gongzhu games (the same declarative
+Base, common/records.py's, so one `create_all` makes every table): fish_games, fish_seats,
+fish_moves.
 
 The server writes a game when its table opens, each move as it is made and the result when it
 ends. `fish_replay` and `fish_export` rebuild a game on the rules engine from its deal and moves
@@ -28,7 +29,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from scrofazero.games.fish.cards import card_code, card_id
 from scrofazero.games.fish.rules import FishState, IllegalMove, Params
 from scrofazero.games.fish.transcripts import Transcript, write_transcript
-from scrofazero.serve.records import Base, GameColumns, SeatColumns, _now
+from scrofazero.serve.common.records import Base, GameColumns, SeatColumns, now
 
 
 class FishGame(GameColumns, Base):
@@ -68,7 +69,7 @@ class FishMove(Base):
     set_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a call's
     holders: Mapped[str | None] = mapped_column(Text, nullable=True)  # a call's, JSON card->seat
     success: Mapped[bool] = mapped_column(Boolean)  # an ask's hit, a call's right
-    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     think_ms: Mapped[int] = mapped_column(Integer)  # from the previous move to this one
     fallback: Mapped[str | None] = mapped_column(String(16), nullable=True)  # why it was forced
     belief: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON, a bot's FishThought
@@ -89,7 +90,7 @@ class FishRecords:
         with Session(self.engine) as session, session.begin():
             result = session.execute(update(FishGame)
                                      .where(FishGame.status.in_(("waiting", "playing")))
-                                     .values(status="abandoned", finished_at=_now()))
+                                     .values(status="abandoned", finished_at=now()))
             return result.rowcount
 
     def new_game(self, table_id: str, num_players: int, calls: str, first_player: int,
@@ -123,7 +124,7 @@ class FishRecords:
     def finish(self, game_id: int, score: list[int]) -> None:
         with Session(self.engine) as session, session.begin():
             session.execute(update(FishGame).where(FishGame.id == game_id).values(
-                status="finished", finished_at=_now(), score=json.dumps(score)))
+                status="finished", finished_at=now(), score=json.dumps(score)))
 
     def game(self, game_id: int) -> dict | None:
         """A Fish game with its seats and moves, or None."""
@@ -153,7 +154,7 @@ def fish_move_row(game_id: int, move: int, seat: int, kind: str, *, target: int 
     return {"game_id": game_id, "move": move, "seat": seat, "kind": kind, "target": target,
             "card": card, "set_id": set_id,
             "holders": json.dumps(holders) if holders is not None else None,
-            "success": success, "played_at": _now(), "think_ms": think_ms, "fallback": fallback,
+            "success": success, "played_at": now(), "think_ms": think_ms, "fallback": fallback,
             "belief": json.dumps(belief) if belief is not None else None}
 
 

@@ -30,7 +30,9 @@ from scrofazero.games.fish.cards import (
 )
 from scrofazero.games.fish.events import Ask
 from scrofazero.games.fish.rules import AskMove, CallMove, FishState, IllegalMove, Move
-from scrofazero.serve.fish_messages import (
+from scrofazero.serve.common.messages import FALLBACKS, PlayerInfo
+from scrofazero.serve.common.seating import SeatedTable, Writer
+from scrofazero.serve.fish.messages import (
     Asked,
     Called,
     FishBelief,
@@ -43,9 +45,7 @@ from scrofazero.serve.fish_messages import (
     FishTurn,
     FishWelcome,
 )
-from scrofazero.serve.fish_records import fish_move_row
-from scrofazero.serve.messages import FALLBACKS, PlayerInfo
-from scrofazero.serve.seating import SeatedTable, Writer
+from scrofazero.serve.fish.records import fish_move_row
 
 
 @dataclass
@@ -76,7 +76,7 @@ def fallback_move(state: FishState, capped: bool = False) -> Move:
 
 
 class FishTable(SeatedTable):
-    """One Fish game at one table (its seats: seating.py). All methods run on the event loop;
+    """One Fish game at one table (its seats: common/seating.py). All methods run on the event loop;
     `lock` orders moves."""
 
     error = FishProtocolError

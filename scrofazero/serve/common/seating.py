@@ -1,4 +1,4 @@
-"""What a Gongzhu table (table.py) and a Fish table (fish_table.py) share: seats with their
+"""What a Gongzhu table (gongzhu/table.py) and a Fish table (fish/table.py) share: seats with their
 tokens, the connections at them, the watchers, and a seat's leaving and coming back.
 
 Invariants: a seat has at most one connection, and a join needs the seat's token (compared in
@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol
 
-from scrofazero.serve.messages import OPEN, Seat, ServerMessage
+from scrofazero.serve.common.messages import OPEN, Seat, ServerMessage
 
 ENDED = ("finished", "abandoned", "expired")  # a table's statuses once nothing more is played
 

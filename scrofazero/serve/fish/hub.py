@@ -1,13 +1,13 @@
 """The server's Fish tables, the entry every Fish client message goes through, and our Fish bots
 as clients.
 
-`FishHub.receive(conn, text)` (client_hub.py) is the one path for a message from any client of
-`/ws/fish`: a page, an outside bot, or a `FishBotClient` of ours, which rebuilds its seat's view
-from the messages it gets (`SeatView`) and answers with the same JSON an outside bot sends. A
-socket follows one live Fish table only, as at /ws. Bots are the
-Fish roster's players (fish/players/roster.py) by seat kind; they think in a thread pool and the
-records are written on the Gongzhu hub's database thread (one writer for the one database), so
-the event loop never waits on either.
+`FishHub.receive(conn, text)` (common/client_hub.py) is the one path for a message from any
+client of `/ws/fish`: a page, an outside bot, or a `FishBotClient` of ours, which rebuilds its
+seat's view from the messages it gets (`SeatView`) and answers with the same JSON an outside bot
+sends. A socket follows one live Fish table only, as at /ws. Bots are the Fish roster's players
+(fish/players/roster.py) by seat kind; they think in a thread pool and the records are written
+on the server's one database thread (one writer for the one database), so the event loop never
+waits on either.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from scrofazero.fish.players.scorer import DEFAULT_MODEL, load_scorer
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.rules import AskMove, FishState, FishView, Params
-from scrofazero.serve.client_hub import ClientHub
-from scrofazero.serve.config import shipped
-from scrofazero.serve.fish_messages import (
+from scrofazero.serve.common.client_hub import ClientHub
+from scrofazero.serve.common.config import shipped
+from scrofazero.serve.common.messages import OPEN, Ping
+from scrofazero.serve.fish.messages import (
     FishAsk,
     FishCall,
     FishCreate,
@@ -37,9 +38,8 @@ from scrofazero.serve.fish_messages import (
     fish_seat_kinds,
     parse_fish_message,
 )
-from scrofazero.serve.fish_records import FishRecords
-from scrofazero.serve.fish_table import FishTable, FishTableSettings
-from scrofazero.serve.messages import OPEN, Ping
+from scrofazero.serve.fish.records import FishRecords
+from scrofazero.serve.fish.table import FishTable, FishTableSettings
 
 
 @dataclass
@@ -167,10 +167,11 @@ class FishHub(ClientHub):
             self.db_thread.shutdown(wait=True)
 
 
-def make_fish_hub(cfg, records, hub, limits=None) -> FishHub:
+def make_fish_hub(cfg, records, db_thread: Executor, limits=None) -> FishHub:
     """The Fish hub of a server (`cfg` a PlayConfig): its deadlines, bot threads and seed, the
-    Gongzhu Records' database and the Gongzhu hub's database thread; Fish games a previous
-    server left unfinished are marked abandoned."""
+    engine of the server's records (`records.engine`) and their database thread (`db_thread`,
+    one writer for the one database); Fish games a previous server left unfinished are marked
+    abandoned."""
     fish_records = FishRecords(records.engine)
     fish_records.abandon_unfinished()
     table = FishTableSettings(move_deadline_s=cfg.move_deadline_s,
@@ -180,7 +181,7 @@ def make_fish_hub(cfg, records, hub, limits=None) -> FishHub:
                                                  seed=cfg.seed,
                                                  bot_match_threads=cfg.bot_match_threads,
                                                  checkpoint=shipped(cfg.fish_checkpoint)),
-                   db_thread=hub.db_thread, limits=limits)
+                   db_thread=db_thread, limits=limits)
 
 
 def fish_created(table: FishTable, tokens: dict[int, str]) -> FishCreated:

@@ -24,15 +24,15 @@ from typing import Awaitable, Callable
 from scrofazero.games.gongzhu.cards import card_code, mask_to_cards
 from scrofazero.games.gongzhu.deals import format_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.messages import (
-    FALLBACKS,
-    OPEN,
+from scrofazero.serve.common.messages import FALLBACKS, OPEN, PlayerInfo
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.seating import SeatedTable, Writer
+from scrofazero.serve.gongzhu.messages import (
     GameOver,
     HandOver,
     HandResult,
     MatchOver,
     Played,
-    PlayerInfo,
     Ready,
     SeatThought,
     Start,
@@ -42,8 +42,7 @@ from scrofazero.serve.messages import (
     Welcome,
     YourTurn,
 )
-from scrofazero.serve.protocol import ProtocolError, card_codes, public_state
-from scrofazero.serve.seating import SeatedTable, Writer
+from scrofazero.serve.gongzhu.protocol import card_codes, public_state
 
 STORAGE_RETRY_S = 1.0  # a fallback the records refused is tried again after this long
 
@@ -70,7 +69,7 @@ Deals = Callable[[int], tuple[list[int], int | None]]  # hand number -> (deal, s
 
 
 class Table(SeatedTable):
-    """One match at one table (its seats: seating.py). All methods run on the server's event
+    """One match at one table (its seats: common/seating.py). All methods run on the server's event
     loop; `lock` orders moves and the changes between hands."""
 
     error = ProtocolError

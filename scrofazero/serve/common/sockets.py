@@ -1,9 +1,9 @@
 """The transport both protocols share: a WebSocket as a hub's client (SocketClient: a queue and
 a writer task per socket, so a client that stops reading delays nobody else), the receive loop of
 one socket (`serve_socket`), a request body read with its size limit, listings a page at a time,
-and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by app.py (`/ws`, the Gongzhu routes) and fish_routes.py
-(`/ws/fish`). Frames of one client address are read no faster than its `client_frames_per_s`
-(limits.py).
+and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by
+gongzhu/routes.py (`/ws`) and fish/routes.py (`/ws/fish`). Frames of one client address are read
+no faster than its `client_frames_per_s` (limits.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fastapi import Request, WebSocket, WebSocketDisconnect
 from starlette.requests import HTTPConnection
 from starlette.requests import ClientDisconnect
 
-from scrofazero.serve.protocol import MAX_MESSAGE_BYTES, ProtocolError
+from scrofazero.serve.common.protocol import MAX_MESSAGE_BYTES, ProtocolError
 
 MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
 SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading

@@ -12,17 +12,23 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from scrofazero.fish.players.roster import FISH_PLAYERS
 from scrofazero.games.fish.cards import TABLE_SIZES
 from scrofazero.games.fish.rules import CALL_MODES
-from scrofazero.serve.fish_hub import FishHub, fish_created
-from scrofazero.serve.fish_messages import (
+from scrofazero.serve.common.limits import Reader, json_bytes
+from scrofazero.serve.common.messages import PROTOCOL_VERSION
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.sockets import (
+    client_address,
+    closed_game,
+    limited_body,
+    page,
+    serve_socket,
+)
+from scrofazero.serve.fish.hub import FishHub, fish_created
+from scrofazero.serve.fish.messages import (
     FishCreate,
     FishProtocolError,
     parse_fish_message,
 )
-from scrofazero.serve.fish_records import fish_export, fish_replay
-from scrofazero.serve.messages import PROTOCOL_VERSION
-from scrofazero.serve.limits import Reader, json_bytes
-from scrofazero.serve.protocol import ProtocolError
-from scrofazero.serve.sockets import client_address, closed_game, limited_body, page, serve_socket
+from scrofazero.serve.fish.records import fish_export, fish_replay
 
 
 # what the lobby says of a player whose roster line names a command-line option and a file

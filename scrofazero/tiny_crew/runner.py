@@ -15,7 +15,7 @@ from scrofazero.tiny_crew.exact import Setting, TabularPolicy, setting_from_conf
 from scrofazero.tiny_crew.policy_file import load_policy
 
 
-def run_tiny_crew(cfg) -> dict:
+def evaluate_tiny_crew(cfg) -> dict:
     game = cfg.game
     if game.search_deals < 1:
         raise ValueError(f"game.search_deals must be >= 1, got {game.search_deals}")

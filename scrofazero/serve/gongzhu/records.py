@@ -1,4 +1,5 @@
-"""Every game kept in a database through SQLAlchemy: games, their seats, their moves with times.
+"""Every Gongzhu game kept in a database through SQLAlchemy: matches, games, their seats, their
+moves with times (the tables' base and the URL handling are common/records.py's).
 
 A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. A table plays one match:
 one row of `matches`, one game per hand. The server writes a game when its hand opens, each move
@@ -12,8 +13,7 @@ hand, null for the games it holds).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import datetime
 
 from sqlalchemy import (
     DateTime,
@@ -32,7 +32,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import (
-    DeclarativeBase,
     Mapped,
     Session,
     mapped_column,
@@ -47,41 +46,17 @@ from scrofazero.games.gongzhu.cards import (
 from scrofazero.games.gongzhu.deals import parse_deal_line
 from scrofazero.games.gongzhu.game_record import GameRecord, format_game, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.serve.protocol import card_codes, public_state
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-FIRST, LAST = -1, 1  # sort_order of a mixin's columns: before or after the table's own
-
-
-class GameColumns:
-    """The first columns of every game table (games, fish_games): its table, where it stands."""
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=FIRST)
-    table_id: Mapped[str] = mapped_column(String(32), index=True, sort_order=FIRST)
-    status: Mapped[str] = mapped_column(String(16), index=True,
-                                        sort_order=FIRST)  # one of STATUSES
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now,
-                                                 sort_order=FIRST)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True,
-                                                         sort_order=FIRST)
-
-
-class SeatColumns:
-    """Every column of a seat table (seats, fish_seats) but its game's foreign key, game_id,
-    which comes second."""
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=FIRST)
-    seat: Mapped[int] = mapped_column(Integer, sort_order=LAST)
-    kind: Mapped[str] = mapped_column(String(16), sort_order=LAST)  # open or a bot
-    name: Mapped[str] = mapped_column(String(64), sort_order=LAST)
+from scrofazero.serve.common.records import (
+    LIVE,
+    Base,
+    GameColumns,
+    RecordsError,
+    SeatColumns,
+    database_url,
+    now,
+    sqlite_pragmas,
+)
+from scrofazero.serve.gongzhu.protocol import card_codes, public_state
 
 
 class Match(Base):
@@ -91,7 +66,7 @@ class Match(Base):
     status: Mapped[str] = mapped_column(String(16), index=True)  # one of STATUSES
     hands: Mapped[int] = mapped_column(Integer)  # the most hands it plays
     target: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a lead that ends it
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     totals: Mapped[str] = mapped_column(String(64), default="[0, 0]")  # JSON [2] team points
     games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.hand")
@@ -130,24 +105,11 @@ class Move(Base):
     ply: Mapped[int] = mapped_column(Integer)  # 1..52
     seat: Mapped[int] = mapped_column(Integer)
     card: Mapped[str] = mapped_column(String(3))
-    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     think_ms: Mapped[int] = mapped_column(Integer)  # from "your turn" to the move
     fallback: Mapped[str | None] = mapped_column(String(16), nullable=True)  # why it was forced
     thinking: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON, ScrofaZero's moves
     game: Mapped[Game] = relationship(back_populates="moves")
-
-
-class RecordsError(ValueError):
-    """The database cannot be opened or used; the message names the URL."""
-
-
-def database_url(db: str) -> str:
-    """A SQLAlchemy URL from the `db` option: a URL as is, else a SQLite file path."""
-    if "://" in db:
-        return db
-    path = Path(db).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{path}"
 
 
 class Records:
@@ -158,7 +120,7 @@ class Records:
         try:
             self.engine = create_engine(self.url)
             if self.engine.dialect.name == "sqlite":
-                event.listen(self.engine, "connect", _sqlite_pragmas)
+                event.listen(self.engine, "connect", sqlite_pragmas)
             Base.metadata.create_all(self.engine)
             _migrate(self.engine)
         except SQLAlchemyError as err:
@@ -169,9 +131,9 @@ class Records:
         returns the number of games."""
         with Session(self.engine) as session, session.begin():
             session.execute(update(Match).where(Match.status.in_(LIVE))
-                            .values(status="abandoned", finished_at=_now()))
+                            .values(status="abandoned", finished_at=now()))
             result = session.execute(update(Game).where(Game.status.in_(LIVE))
-                                     .values(status="abandoned", finished_at=_now()))
+                                     .values(status="abandoned", finished_at=now()))
             return result.rowcount
 
     def new_match(self, table_id: str, hands: int, target: int | None) -> int:
@@ -187,7 +149,7 @@ class Records:
         stamped with its end time."""
         values = {"status": status, "totals": json.dumps(totals)}
         if status not in LIVE:
-            values["finished_at"] = _now()
+            values["finished_at"] = now()
         with Session(self.engine) as session, session.begin():
             session.execute(update(Match).where(Match.id == match_id).values(**values))
 
@@ -206,7 +168,7 @@ class Records:
     def set_status(self, game_id: int, status: str) -> None:
         values = {"status": status}
         if status not in LIVE:
-            values["finished_at"] = _now()
+            values["finished_at"] = now()
         with Session(self.engine) as session, session.begin():
             session.execute(update(Game).where(Game.id == game_id).values(**values))
 
@@ -226,7 +188,7 @@ class Records:
     def finish(self, game_id: int, scores: list[int]) -> None:
         with Session(self.engine) as session, session.begin():
             session.execute(update(Game).where(Game.id == game_id).values(
-                status="finished", finished_at=_now(), scores=json.dumps(scores)))
+                status="finished", finished_at=now(), scores=json.dumps(scores)))
 
     def list_games(self, limit: int = 50, status: str | None = None,
                    offset: int = 0) -> list[dict]:
@@ -283,9 +245,6 @@ def game_settled(records: Records, game: dict) -> bool:
     return game["match_id"] is None or records.match_status(game["match_id"]) not in LIVE
 
 
-LIVE = ("waiting", "playing", "between")  # statuses of what a running server still plays
-
-
 def _migrate(engine) -> None:
     """Bring a database made before matches up to the models: games gain match_id and hand
     (null for the games already there). Idempotent."""
@@ -306,18 +265,8 @@ def move_row(game_id: int, ply: int, seat: int, card: str, think_ms: int, fallba
              thinking: dict | None) -> dict:
     """One row of the moves table."""
     return {"game_id": game_id, "ply": ply, "seat": seat, "card": card, "think_ms": think_ms,
-            "fallback": fallback, "played_at": _now(),
+            "fallback": fallback, "played_at": now(),
             "thinking": json.dumps(thinking) if thinking is not None else None}
-
-
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    # WAL: readers never block the writer; FULL: a commit is on disk (the WAL synced) before it
-    # returns, so a power loss keeps every move a client was told of (NORMAL could lose the last).
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
 
 
 def _deal_told(game: Game) -> bool:

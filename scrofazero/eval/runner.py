@@ -94,7 +94,7 @@ def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
     return {k: v for k, v in kwargs.items() if v}, checkpoint
 
 
-def run_evaluate(cfg) -> dict:
+def evaluate_gongzhu(cfg) -> dict:
     """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu; print; return the result dict."""
     if cfg.deals is not None and cfg.deals < 1:
         raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")

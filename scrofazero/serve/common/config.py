@@ -11,7 +11,7 @@ from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Se
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's
 # the folder that holds the package: the shipped models/ are beside it in a checkout
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]  # serve/common/config.py -> the checkout
 
 
 def shipped(path: str) -> str:

@@ -1,4 +1,4 @@
-"""Batched engine (LockstepRandomGames) against the reference single-game engine (GongzhuState).
+"""benchmarks/engine.py's batched engine (LockstepRandomGames) against the reference single-game engine (GongzhuState).
 
 Invariants: over 2000 seeded random games (random leaders) and the shipped standard deals the
 batch agrees with the reference move by move: current player, legal mask, hands, voids, piles
@@ -9,14 +9,19 @@ every game unchanged; from_states / state round trip, also for games at differen
 finished games; clone independence; random deals are permutations, uniform by position.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.deals import DealError, load_deals
-from scrofazero.games.gongzhu.lockstep_random import NO_ACTION, LockstepRandomGames, random_deals
 from scrofazero.games.gongzhu.rules import GongzhuState
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from lockstep_random import NO_ACTION, LockstepRandomGames, random_deals  # noqa: E402
 
 BIT_VALUES = np.uint64(1) << np.arange(52, dtype=np.uint64)  # [52]
 

@@ -1,6 +1,6 @@
 """The server's tables, the entry every client message goes through, and our bots as clients.
 
-`Hub.receive(conn, text)` (client_hub.py) is the one path for a message from any client: a
+`Hub.receive(conn, text)` (common/client_hub.py) is the one path for a message from any client: a
 WebSocket of a page or an outside bot, or a `BotClient` of ours, which rebuilds its view from
 the messages it gets (protocol.SeatTracker) and answers with the same JSON an outside bot
 sends. Each client message model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built
@@ -24,23 +24,23 @@ from scrofazero.games.gongzhu.cards import SCORING_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals, random_deal
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.checkpoint import load_model
-from scrofazero.serve.client_hub import ClientHub
-from scrofazero.serve.messages import (
-    OPEN,
+from scrofazero.serve.common.client_hub import ClientHub
+from scrofazero.serve.common.config import PlayConfig, shipped
+from scrofazero.serve.common.messages import OPEN, Join, Ping
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.gongzhu.messages import (
     CardBelief,
     CardValue,
     Create,
     Created,
-    Join,
     Next,
-    Ping,
     Play,
     Thought,
     Watch,
 )
-from scrofazero.serve.protocol import ProtocolError, SeatTracker, parse_client_message
-from scrofazero.serve.records import Records, move_row
-from scrofazero.serve.table import STORAGE_RETRY_S, MatchRules, Table, TableSettings
+from scrofazero.serve.gongzhu.protocol import SeatTracker, parse_client_message
+from scrofazero.serve.gongzhu.records import Records, move_row
+from scrofazero.serve.gongzhu.table import STORAGE_RETRY_S, MatchRules, Table, TableSettings
 
 # Belief rows of the thinking panel, most important first: the pig, the sheep, the doubler, hearts.
 BELIEF_CARDS = tuple(card_index(c) for c in ("SQ", "DJ", "C10")) + tuple(
@@ -59,6 +59,17 @@ class HubSettings:
     def __post_init__(self):
         if self.table is None:
             self.table = TableSettings()
+
+
+def hub_settings(cfg: PlayConfig) -> HubSettings:
+    """The Gongzhu hub's settings of a server (`cfg`): its network, bot threads, seed, and
+    the deadlines and thinking of its tables."""
+    return HubSettings(checkpoint=shipped(cfg.checkpoint), bot_threads=cfg.bot_threads,
+                       seed=cfg.seed, bot_match_threads=cfg.bot_match_threads,
+                       table=TableSettings(move_deadline_s=cfg.move_deadline_s,
+                                           reconnect_grace_s=cfg.reconnect_grace_s,
+                                           thinking=cfg.thinking, next_hand_s=cfg.next_hand_s,
+                                           idle_expire_s=cfg.idle_expire_s))
 
 
 class Hub(ClientHub):

@@ -1,9 +1,9 @@
 """Lockstep random play: N full-information Gongzhu games advanced together on numpy arrays.
 
 Same rules as the reference engine rules.py (docs/rules.md sections 2-4), checked move by move in
-tests/games/gongzhu/test_lockstep_random.py; tuned for playing many whole games at random (the
-engine benchmark). Search and self-play use batch.StateBatch instead, whose rows can sit at any
-ply. A hand is a "packed" uint64:
+tests/test_lockstep_random_benchmark.py; tuned for playing many whole games at random, for the
+engine benchmark (benchmarks/engine.py) only, which is why it lives beside it. Search and
+self-play use scrofazero.games.gongzhu.batch.StateBatch instead, whose rows can sit at any ply. A hand is a "packed" uint64:
 suit s in bits 16s..16s+12, so one gather gives a seat's four suits and bit counts pick cards.
 """
 
@@ -20,7 +20,7 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.games.gongzhu.scoring import batch_pile_scores, batch_team_returns
 
 if sys.byteorder != "little":  # the uint64 <-> 4 x uint16 views below assume it
-    raise ImportError("scrofazero.games.gongzhu.lockstep_random needs a little-endian machine")
+    raise ImportError("benchmarks/lockstep_random.py needs a little-endian machine")
 
 NO_ACTION = -1  # the action of (and for) a game that is already over
 

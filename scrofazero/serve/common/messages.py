@@ -1,0 +1,140 @@
+"""The envelope every message of both table protocols has, and the messages and checks both use.
+
+Client messages are validated into their models (unknown fields ignored, no type coercion: a
+seat "0" is refused); server messages are built from theirs, so nothing goes on the wire that
+the schema does not describe. `message_schema` writes a protocol's JSON Schema from its models
+(gongzhu/messages.py and fish/messages.py each list their own).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic.json_schema import models_json_schema
+
+PROTOCOL_VERSION = 1  # the one place the version is set; the page reads it from /api/options
+MAX_NAME = 40  # characters of a display name
+OPEN = "open"  # the seat kind of a person or an outside bot; every other kind is a player's name
+# the error codes of /ws and of every HTTP refusal (the Fish protocol has its own list)
+ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
+               "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
+               "not_started", "game_over", "replaced", "already_joined", "not_between",
+               "storage", "expired", "not_public", "seat_taken", "already_watching", "not_found",
+               "in_play", "limit")
+FALLBACKS = ("deadline", "away", "bot_error")  # why the server played a move for a seat
+# a table's (and its match's) status; a game's is one of them too, never "between"
+STATUSES = ("waiting", "playing", "between", "finished", "abandoned", "expired")
+
+
+def _type_required(schema: dict) -> None:
+    if "type" not in schema.setdefault("required", []):
+        schema["required"].insert(0, "type")
+
+
+class Message(BaseModel):
+    """Fields every message has. Subclasses fix `type` with a one-value Literal."""
+
+    model_config = ConfigDict(json_schema_extra=_type_required)
+    v: Literal[PROTOCOL_VERSION] = Field(PROTOCOL_VERSION, description="the protocol version")
+    type: str
+
+
+class ClientMessage(Message):
+    # unknown fields are ignored: later versions can add fields
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_type_required)
+
+
+class ServerMessage(Message):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_type_required)
+
+
+# --- client -> server ------------------------------------------------------------------------
+def echo(value, most: int = 60) -> str:
+    """A refused value as an error message repeats it: its repr, cut to about `most`
+    characters (a script's 10,000-character name is not sent back in full)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}… ({len(str(value))} characters)"
+
+
+def one_printable_line(name: str | None) -> str | None:
+    """No line breaks or control characters: a name goes into one line of the export; and not
+    blank (spaces only), which would leave a seat without a name to call it by."""
+    if name is not None and not name.isprintable():
+        raise ValueError(f"'name' must be one printable line (no line breaks or control "
+                         f"characters), got {echo(name)}"[:300])
+    if name is not None and not name.strip():
+        raise ValueError(f"'name' must not be blank, got {echo(name)}"[:300])
+    return name
+
+
+def name_field():
+    return Field(None, max_length=MAX_NAME,
+                 description=f"a display name: one printable line of up to {MAX_NAME} characters")
+
+
+class Join(ClientMessage):
+    type: Literal["join"] = "join"
+    table: StrictStr = Field(description="a table id")
+    seat: StrictInt = Field(description="a seat 0..3")
+    token: StrictStr = Field(description="the seat's token")
+    name: Optional[StrictStr] = name_field()
+
+    _name = field_validator("name")(one_printable_line)
+
+
+class Ping(ClientMessage):
+    type: Literal["ping"] = "ping"
+
+
+# --- server -> client ------------------------------------------------------------------------
+class PlayerInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seat: int
+    kind: str  # open or a bot's name
+    name: str
+    connected: bool
+
+
+class Seat(ServerMessage):
+    type: Literal["seat"] = "seat"
+    seat: int
+    name: str
+    connected: bool
+
+
+class Error(ServerMessage):
+    type: Literal["error"] = "error"
+    code: Literal[ERROR_CODES]
+    message: str
+
+
+class Pong(ServerMessage):
+    type: Literal["pong"] = "pong"
+
+
+def by_type(*models: type[Message]) -> dict[str, type[Message]]:
+    """A protocol's messages by their `type`."""
+    return {m.model_fields["type"].default: m for m in models}
+
+
+def message_schema(client: dict, server: dict, title: str, description: str) -> dict:
+    """The JSON Schema of a protocol's messages (type -> model, as CLIENT_MESSAGES): a message
+    is one of AnyClientMessage (what a client sends) or AnyServerMessage (what the server
+    sends), each one of its messages."""
+    models = [(m, "validation") for m in client.values()] + \
+             [(m, "serialization") for m in server.values()]
+    refs, defs = models_json_schema(models, ref_template="#/$defs/{model}")
+    defs = defs["$defs"]
+    defs["AnyClientMessage"] = {"oneOf": [refs[(m, "validation")] for m in client.values()]}
+    defs["AnyServerMessage"] = {"oneOf": [refs[(m, "serialization")] for m in server.values()]}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": title, "description": description,
+            "oneOf": [{"$ref": "#/$defs/AnyClientMessage"}, {"$ref": "#/$defs/AnyServerMessage"}],
+            "$defs": defs}
+
+
+def json_text(schema: dict) -> str:
+    """A schema as its committed file holds it."""
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

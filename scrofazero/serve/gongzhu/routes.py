@@ -1,0 +1,209 @@
+"""The Gongzhu part of the web server: the page (with a plain page for a URL it cannot serve), the
+JSON API over the tables, records, replays, exports and reviews, and the `/ws` WebSocket
+(docs/protocol.md), added to the app by `add_gongzhu_routes`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.responses import FileResponse, PlainTextResponse, Response
+
+from scrofazero.agents import PLAYERS
+from scrofazero.serve.common.config import PlayConfig
+from scrofazero.serve.common.limits import Limits, Reader, json_bytes
+from scrofazero.serve.common.messages import PROTOCOL_VERSION, STATUSES
+from scrofazero.serve.common.pages import problem_page, shown
+from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.records import LIVE
+from scrofazero.serve.common.sockets import (
+    MAX_GAME_ID,
+    client_address,
+    closed_game,
+    limited_body,
+    page,
+    page_size,
+    serve_socket,
+)
+from scrofazero.serve.common.web import HTTP_STATUS
+from scrofazero.serve.gongzhu.hub import Hub, created
+from scrofazero.serve.gongzhu.messages import Create, seat_kinds
+from scrofazero.serve.gongzhu.protocol import parse_claim, parse_client_message
+from scrofazero.serve.gongzhu.records import Records, export_text, game_settled, replay_frames
+from scrofazero.serve.gongzhu.reviews import Reviews
+
+
+def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
+                       records: Callable[[], Records], reviews: Callable[[], Reviews],
+                       static: Path, reader: Reader, limits: Limits) -> None:
+    """Register GET /, /api/options, /api/tables, /api/games/..., /api/matches/..., the claim
+    of a seat and /ws on `app`; `hub()`, `records()` and `reviews()` give what the app's
+    lifespan made, `static` is the folder of the page's files, `reader` runs the reads of
+    stored games off the event loop."""
+
+    @app.get("/")
+    async def index(request: Request):
+        problem = await url_problem(request.query_params)
+        return problem or FileResponse(static / "index.html")
+
+    async def url_problem(params) -> Response | None:
+        """A plain page when the page's URL cannot be served (a replay id that is not a
+        number or names no game, a table not on the server, a seat not 0..3); else None."""
+        for kind, what in (("replay", "game"), ("match", "match")):
+            if kind not in params:
+                continue
+            text = params[kind]
+            if not text.isdecimal() or not 0 < int(text) <= MAX_GAME_ID:
+                return problem_page(f"No such {what}", f"'{shown(text)}' is not a {what} "
+                                    f"number: a replay link reads /?{kind}=N, N a {what}'s "
+                                    "number from the lobby's list.", 400)
+            try:
+                if kind == "replay":
+                    await reader.answer(("game", int(text)),
+                                        stored_answer("game", int(text), json_bytes))
+                else:
+                    await reader.answer(("match", int(text)),
+                                        lambda: match_answer(int(text)))
+            except ProtocolError as err:
+                title = f"{what.capitalize()} {text} is still in play" \
+                    if err.code == "in_play" else f"No {what} {text}"
+                return problem_page(title, f"{err.message}.", HTTP_STATUS.get(err.code, 400))
+            return None
+        if "table" in params:
+            table, seat = params["table"], params.get("seat", "")
+            if table not in hub().tables:
+                return problem_page("No such table", f"There is no table '{shown(table)}' on "
+                                    "this server: it may have ended and closed, the server may "
+                                    "have restarted, or the link is mistyped.")
+            if seat not in ("0", "1", "2", "3"):
+                return problem_page("No such seat", f"A table's seats are 0, 1, 2 and 3, not "
+                                    f"'{shown(seat)}': check the join link you were given.", 400)
+        return None
+
+    @app.get("/api/options")
+    async def options():
+        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(seat_kinds()),
+                "bots": [{"kind": s.name, "name": s.title, "about": s.about}
+                         for s in PLAYERS.values()],
+                "bot_names": {s.name: s.title for s in PLAYERS.values()},
+                "default_bots": list(cfg.bots),
+                "checkpoint": cfg.checkpoint, "thinking": cfg.thinking,
+                "move_deadline_s": cfg.move_deadline_s,
+                "reconnect_grace_s": cfg.reconnect_grace_s,
+                "standard_deals": len(hub().standard_deals())}
+
+    @app.post("/api/tables")
+    async def create_table(request: Request):
+        msg = parse_client_message(await limited_body(request))
+        if not isinstance(msg, Create):
+            raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
+        table, tokens = await hub().create_table(msg, client_address(request))
+        return created(table, tokens).model_dump(exclude={"v", "type"})
+
+    @app.get("/api/tables")
+    async def tables(offset: int = 0, limit: int = 50, public: bool = False):
+        """The live tables in the order they were made, a page at a time (public=true: only
+        public tables with an open seat, what the lobby lists)."""
+        live = (t for t in hub().tables.values() if t.status in ("waiting", "playing", "between")
+                and (not public or (t.rules.public and t.open_seats())))
+        return [t.info() for t in page(live, offset, limit, cfg.max_page_size)]
+
+    @app.get("/api/games")
+    async def games(limit: int = 50, status: str | None = None, offset: int = 0):
+        if status is not None and status not in STATUSES:
+            raise ProtocolError("bad_message", f"status must be one of {', '.join(STATUSES)}, "
+                                               f"got {status!r}"[:300])
+        rows = await reader.run(records().list_games, page_size(limit, cfg.max_page_size),
+                                status, max(offset, 0))
+        return Response(json_bytes(rows), media_type="application/json")
+
+    def stored_answer(kind: str, game_id: int, shape) -> Callable:
+        """A finished game's answer (`shape` of its record), computed off the event loop."""
+        def compute():
+            game = closed_game(records().game, game_id)
+            return shape(game), game_settled(records(), game)
+        return compute
+
+    async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
+        body = await reader.answer((kind, game_id), stored_answer(kind, game_id, shape))
+        return Response(body, media_type=media)
+
+    @app.get("/api/games/{game_id}")
+    async def game(game_id: int):
+        return await answer("game", game_id, json_bytes)
+
+    @app.get("/api/games/{game_id}/replay")
+    async def replay(game_id: int):
+        return await answer("replay", game_id, lambda g: json_bytes(replay_frames(g)))
+
+    @app.get("/api/games/{game_id}/export", response_class=PlainTextResponse)
+    async def export(game_id: int):
+        return await answer("export", game_id, lambda g: export_text(g).encode(),
+                            "text/plain; charset=utf-8")
+
+    def review_seat(seat: int) -> int:
+        if not 0 <= seat < 4:
+            raise ProtocolError("bad_message", f"seat must be 0..3, got {seat}")
+        return seat
+
+    @app.get("/api/games/{game_id}/review")
+    async def game_review(game_id: int, seat: int):
+        """The review of `seat`'s moves in a finished game, started by the first ask."""
+        review_seat(seat)
+        game = await reader.run(closed_game, records().game, game_id)
+        return reviews().ask(game, seat)
+
+    @app.get("/api/matches/{match_id}/review")
+    async def match_review(match_id: int, seat: int):
+        """The reviews of `seat` in a match's finished hands, and the match's summary."""
+        review_seat(seat)
+
+        def finished_games() -> list[dict]:
+            return [records().game(g["id"]) for g in stored_match(match_id)["games"]
+                    if g["status"] not in ("waiting", "playing")]
+
+        games = await reader.run(finished_games)
+        return {"match_id": match_id, **reviews().ask_match(games, seat)}
+
+    @app.post("/api/tables/{table_id}/claim")
+    async def claim(table_id: str, request: Request):
+        asked = parse_claim(await limited_body(request))
+        token = await hub().claim(table_id, asked.seat, asked.name)
+        return {"seat": asked.seat, "token": token}
+
+    def stored_match(match_id: int) -> dict:
+        """The match `match_id` (in a worker thread)."""
+        match = records().match(match_id) if 0 < match_id <= MAX_GAME_ID else None
+        if match is None:
+            raise ProtocolError("not_found", f"no match {match_id}")
+        return match
+
+    def match_answer(match_id: int) -> tuple[bytes, bool]:
+        match = stored_match(match_id)
+        return json_bytes(match), match["status"] not in LIVE
+
+    def match_replay_answer(match_id: int) -> tuple[bytes, bool]:
+        """Every hand of the match that is over (a hand in play opens when it ends)."""
+        found = stored_match(match_id)
+        games = [records().game(g["id"]) for g in found["games"]
+                 if g["status"] not in ("waiting", "playing")]
+        return (json_bytes({"match": found, "hands": [replay_frames(g) for g in games]}),
+                found["status"] not in LIVE)
+
+    @app.get("/api/matches/{match_id}")
+    async def match(match_id: int):
+        body = await reader.answer(("match", match_id), lambda: match_answer(match_id))
+        return Response(body, media_type="application/json")
+
+    @app.get("/api/matches/{match_id}/replay")
+    async def match_replay(match_id: int):
+        body = await reader.answer(("match_replay", match_id),
+                                   lambda: match_replay_answer(match_id))
+        return Response(body, media_type="application/json")
+
+    @app.websocket("/ws")
+    async def ws_endpoint(ws: WebSocket):
+        await ws.accept()
+        await serve_socket(ws, hub(), limits)
