@@ -18,6 +18,7 @@ import json
 import os
 import urllib.request
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from serve_thread import CHECKPOINT, running_server

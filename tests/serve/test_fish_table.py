@@ -285,6 +285,7 @@ def check_fair(seat: int, messages: list[dict], deal: list[list[str]]) -> int:
     alone gives them. Returns how many messages were checked."""
     hand = set(card_id(c, len(deal)) for c in deal[seat])
     public: set[str] = set()
+    counts: list[int] = []  # every seat's hand size, from the latest message that tells it
     checked = 0
     for msg in messages:
         kind = msg["type"]
