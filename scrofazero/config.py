@@ -29,12 +29,12 @@ from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.settings import (
     Count,
     Fraction,
+    GameConfig,
     NonNegative,
     NonNegativeInt,
     Positive,
     Seed,
     Share,
-    GameConfig,
     at_most,
     check_bounds,
     one_of,

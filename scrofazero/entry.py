@@ -35,8 +35,9 @@ from scrofazero.config import (
 )
 from scrofazero.eval.runner import evaluate_gongzhu
 from scrofazero.fish.config import FishConfig, check_fish_inputs
-from scrofazero.fish.runner import evaluate_fish
 from scrofazero.fish.learning.train import run_fish_training
+from scrofazero.fish.runner import evaluate_fish
+from scrofazero.run_lock import RunLocked
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.common.config import PlayConfig
 from scrofazero.settings import GameConfig, check_bounds
@@ -45,7 +46,6 @@ from scrofazero.tiny_crew.runner import evaluate_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
 from scrofazero.train.distributed import run_training_ray
 from scrofazero.train.loop import run_training as train_gongzhu
-from scrofazero.run_lock import RunLocked
 
 # What a user can cause and fix: bad values, missing/corrupt/unwritable files (CheckpointError,
 # DealError, TranscriptError are ValueErrors), a run folder in use, a player that kills its

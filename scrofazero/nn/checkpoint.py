@@ -20,6 +20,7 @@ import torch
 from scrofazero.atomic import write_atomic
 from scrofazero.nn.encoding import ENCODING_VERSION
 from scrofazero.nn.network import PolicyValueNet
+
 # Every game's trainer refuses a damaged file with these, so they live in the run harness.
 from scrofazero.runs import CheckpointError, check_finite
 

@@ -27,7 +27,6 @@ from scrofazero.games.fish.rules import NUM_TEAMS, FishState, Params
 from scrofazero.pettingzoo.turns import RENDER_MODES, TurnBasedEnv, wrapped
 
 
-
 def env(**kwargs) -> AECEnv:
     """The wrapped environment: illegal moves end the game (-1 to the mover), out-of-range
     actions raise, and the AEC call order is enforced."""

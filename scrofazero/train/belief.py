@@ -41,7 +41,6 @@ from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.deals import hands_of, load_deals, random_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.belief import (
-    BeliefModel,
     BeliefNet,
     Positions,
     allowed_seats,

@@ -28,8 +28,8 @@ from scrofazero.games.gongzhu.batch import (
 )
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.deals import check_deal
-from scrofazero.games.gongzhu.scoring import batch_pile_scores
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.games.gongzhu.scoring import batch_pile_scores
 from scrofazero.nn.encoding import encode
 from scrofazero.search.mcts import MCTSConfig, run_mcts
 

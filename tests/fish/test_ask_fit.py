@@ -8,8 +8,8 @@ files (never on the file itself) and scores each file in full with its fold's mo
 
 import numpy as np
 
-from scrofazero.fish.prediction.ask_fit import ask_statistics, fit_leave_one_out
 from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.prediction.ask_fit import ask_statistics, fit_leave_one_out
 from scrofazero.fish.prediction.metric import evaluate_game, game_from_events
 from scrofazero.games.fish.cards import set_cards, set_of
 from scrofazero.games.fish.events import Ask

@@ -19,10 +19,9 @@ import numpy as np
 import pytest
 from fish_games import random_game
 
-from scrofazero.fish.belief.reference import enumerate_consistent_deals
-from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.fish.belief.evidence import AskModel
-from scrofazero.fish.belief.reference import reference_probabilities
+from scrofazero.fish.belief.reference import enumerate_consistent_deals, reference_probabilities
+from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.fish.prediction.metric import true_holders
 from scrofazero.games.fish.cards import set_cards
 from scrofazero.games.fish.events import Ask, Call

@@ -28,11 +28,11 @@ from fish_games import Checked, deal_with
 
 from scrofazero import entry
 from scrofazero.fish.learning.selfplay import Tally, batch_loss, play_training_game, update
-from scrofazero.fish.players.learned import FishMind, LearnedPlayer
-from scrofazero.fish.players.scorer import FEATURES, Scorer, load_scorer, model_payload
 from scrofazero.fish.match import play_game
+from scrofazero.fish.players.learned import FishMind, LearnedPlayer
 from scrofazero.fish.players.logic import RandomPlayer
 from scrofazero.fish.players.roster import make_fish_player
+from scrofazero.fish.players.scorer import FEATURES, Scorer, load_scorer, model_payload
 from scrofazero.games.fish.cards import card_id, num_sets, set_cards, set_of, teammates
 from scrofazero.games.fish.rules import AskMove, CallMove, FishState, Params
 

@@ -19,7 +19,6 @@ import pytest
 import torch
 
 from scrofazero.fish.belief.tracker import BeliefTracker
-from scrofazero.fish.prediction.metric import evaluate_game
 from scrofazero.fish.prediction.data import (
     GameArrays,
     decode_events,
@@ -29,6 +28,7 @@ from scrofazero.fish.prediction.data import (
     to_recorded_game,
 )
 from scrofazero.fish.prediction.habits import fit_choice_model
+from scrofazero.fish.prediction.metric import evaluate_game
 from scrofazero.fish.prediction.network import (
     CERTAIN,
     NUM_FEATURES,

@@ -16,12 +16,12 @@ from fish_games import Checked, deal_with, random_game
 from scipy.stats import chi2
 
 from scrofazero.fish.belief.reference import enumerate_consistent_deals
+from scrofazero.fish.belief.sampling import current_holders, sample_deals
 from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.fish.match import play_game
 from scrofazero.fish.players.logic import LogicPlayer, RandomPlayer
-from scrofazero.fish.players.roster import FISH_PLAYERS, make_fish_player
-from scrofazero.fish.belief.sampling import current_holders, sample_deals
 from scrofazero.fish.players.rollout import PublicRecord, World
+from scrofazero.fish.players.roster import FISH_PLAYERS, make_fish_player
 from scrofazero.fish.players.search import SearchPlayer
 from scrofazero.games.fish.cards import card_id, set_cards
 from scrofazero.games.fish.events import Ask

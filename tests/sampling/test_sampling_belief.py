@@ -20,7 +20,6 @@ from scrofazero.sampling.belief import (
     log_partition,
     marginals,
     sample,
-    sample_belief,
     view_weights,
 )
 from scrofazero.sampling.stratified import SamplingConfig, draw, important_cards

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ValidationError
 from omegaconf import OmegaConf
+from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
 from scrofazero.fish.learning.selfplay import Tally, helping_probability, play_training_game, update
@@ -44,7 +44,6 @@ from scrofazero.runs import (
     resume_or_start,
     write_torch,
 )
-
 
 OPPONENTS = ("self", "logic")
 CALL_CHECKS = ("every_seat", "mover")

@@ -21,7 +21,6 @@ from scrofazero.games.fish.cards import num_sets, set_cards, set_of, teammates
 from scrofazero.games.fish.events import Ask, Event
 from scrofazero.games.fish.rules import AskMove, CallMove, FishView, Move
 
-
 HABIT_FEATURES = ("p_hit", "impossible", "own_in_set", "held", "target_asked_set",
                   "same_target", "same_set")
 """Features of one candidate ask (target, card) of the asker: p_hit = its exact belief that the

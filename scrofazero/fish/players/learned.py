@@ -38,7 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from scrofazero.fish.belief.tracker import BeliefTracker
-from scrofazero.fish.players.scorer import DEFAULT_MODEL, FEATURES, NUM_FEATURES, Scorer, load_scorer
+from scrofazero.fish.players.scorer import (
+    DEFAULT_MODEL,
+    FEATURES,
+    NUM_FEATURES,
+    Scorer,
+    load_scorer,
+)
 from scrofazero.games.fish.cards import hand_size, num_sets, set_cards, set_of, team_of, teammates
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.rules import AskMove, CallMove, FishView, Move

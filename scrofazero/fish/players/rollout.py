@@ -26,7 +26,6 @@ import random
 from scrofazero.games.fish.cards import num_cards, set_cards
 from scrofazero.games.fish.events import Ask, Call
 
-
 SET_MASKS = tuple(sum(1 << c for c in set_cards(k)) for k in range(9))
 
 

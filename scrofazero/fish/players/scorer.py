@@ -13,7 +13,6 @@ from torch import nn
 
 from scrofazero.runs import check_finite
 
-
 DEFAULT_MODEL = "models/fish_learned.pt"
 MODEL_FORMAT = "scrofazero fish scorer"
 MODEL_VERSION = 1

@@ -33,7 +33,6 @@ from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.rules import FishState
 from scrofazero.games.fish.transcripts import recording_params
 
-
 PLAYER_KINDS = ("imitation", "logic", "random")
 DEFAULT_MIX = {"imitation": 0.7, "logic": 0.15, "random": 0.15}
 

@@ -13,8 +13,8 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.fish.belief.evidence import AskModel
+from scrofazero.fish.belief.tracker import BeliefTracker
 from scrofazero.games.fish.cards import num_cards, set_cards
 from scrofazero.games.fish.events import Ask, Call, Event
 from scrofazero.games.fish.transcripts import (

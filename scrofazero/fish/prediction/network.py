@@ -40,7 +40,6 @@ from scrofazero.atomic import write_atomic
 from scrofazero.games.fish.cards import hand_size
 from scrofazero.settings import at_most, check_bounds, one_of
 
-
 CERTAIN = 1.0 - 1e-9  # as prediction.py: a tracker probability this close to 1 is a certainty
 CHECKPOINT_FORMAT = "scrofazero.fish.predictor/1"
 CORES = ("gru", "lstm", "transformer", "none")

@@ -16,7 +16,6 @@ from scrofazero.fish.prediction.metric import LOG_FLOOR, RecordedGame, load_reco
 from scrofazero.fish.prediction.network import CERTAIN, PredictorNet, load_predictor
 from scrofazero.fish.prediction.session import predict_game
 
-
 MODEL_TIE = 1e-6  # the model computes in float32: closer than this is a tie, to the lowest seat
 
 

@@ -45,7 +45,6 @@ from scrofazero.settings import (
     one_of,
 )
 
-
 TableSizes = Annotated[list[one_of(*TABLE_SIZES)], Field(min_length=1)]  # 6 and/or 8 players
 
 

@@ -14,8 +14,7 @@ from itertools import islice
 from typing import Callable, Iterable
 
 from fastapi import Request, WebSocket, WebSocketDisconnect
-from starlette.requests import HTTPConnection
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, HTTPConnection
 
 from scrofazero.serve.common.protocol import MAX_MESSAGE_BYTES, ProtocolError
 

@@ -30,7 +30,6 @@ from scrofazero.serve.fish.messages import (
 )
 from scrofazero.serve.fish.records import fish_export, fish_replay
 
-
 # what the lobby says of a player whose roster line names a command-line option and a file
 SERVER_ABOUT = {"learned": "the self-play trained scorer over the exact belief's features"}
 
