@@ -135,6 +135,7 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             now["weighting"]["enabled"] = True
         if name == "raw":  # new since: where the raw player's deals come from (issue 34)
             assert now.pop("sampling") == "belief" and now.pop("beliefs") == ""
+            assert now.pop("calibrate") == 20  # the belief deals' calibration, as the full player's
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}

@@ -428,8 +428,10 @@ def test_rules_page_is_reachable_from_the_table(server, page):
     assert values["Q\u2660, the pig"] == "\u2212100" and values["J\u2666, the sheep"] == "+100"
 
 
-def inside(box: dict, width: int, height: int) -> bool:
-    return (box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5
+def inside(box: dict | None, width: int, height: int) -> bool:
+    """Whether a bounding box lies on the screen; None (an element not laid out at that
+    moment, e.g. re-drawn while a move arrives) is not."""
+    return box is not None and (box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5
             and box["y"] + box["height"] <= height + 0.5)
 
 
