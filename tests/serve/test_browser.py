@@ -712,7 +712,7 @@ def test_the_rough_edges_of_issue_35(server, browser):
         time.sleep(0.1)
     second.goto(f"{server.url}?replay={made['game_id']}")
     second.get_by_test_id("replay-slider").fill("52")
-    expect(second.get_by_test_id("replay-ply")).to_have_text("move 52 / 52")
+    expect(second.get_by_test_id("replay-ply")).to_have_text("move 52 / 52", timeout=20_000)
     shown = second.get_by_test_id("replay").inner_text()
     assert not re.search(r"\(seat \d\) \(seat \d\)", shown), shown
     assert "(seat 3)" in shown
