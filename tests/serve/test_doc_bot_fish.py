@@ -154,7 +154,11 @@ def test_the_fish_doc_bot_plays_a_whole_game_against_our_fast_bots(tmp_path, sea
     assert bot.turns and all(asks == [[t, card_code(c)] for t, c in before[move - 1].legal_asks()]
                              for move, asks in bot.turns)
     mine = [h for h in bot.history if h[0] == "call" and h[1] == seat]
-    assert bot.certain and all(h[4] for h in mine if h[2] in bot.certain)
+    assert all(h[4] for h in mine if h[2] in bot.certain)
+    # At an any_time table the server's bots may call a set between any two moves, so whether the
+    # bot's turn comes while its team certainly holds an uncalled set depends on timing; at an
+    # own_turn table the game is fixed by the seed, and this one has such turns.
+    assert bot.certain or calls == "any_time"
     listed = {(kind, f) for kind, fields in READS.items() for f in fields}
     assert bot.read >= {(kind, f) for kind, f in listed if kind not in ("fish_created", "error")}
 
