@@ -1,4 +1,4 @@
-"""The package's import layering (README "Layout", docs/layout.md).
+"""The package's import layering (docs/layout.md, "Layering").
 
 Invariants: every module imports only modules of its own layer or below (the table LAYERS, bottom
 first); `games` imports nothing else of the package and no game's rules import another game's; the
