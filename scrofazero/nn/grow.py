@@ -31,7 +31,8 @@ from scrofazero.nn.network import PolicyValueNet
 
 def check_growth(old_hidden: Sequence[int], old_blocks: int, hidden: Sequence[int],
                  num_blocks: int, input_size: int = INPUT_SIZE) -> None:
-    """ValueError naming why shape (old_hidden, old_blocks) cannot grow into (hidden, num_blocks)."""
+    """Raise a ValueError naming why shape (old_hidden, old_blocks) cannot grow into
+    (hidden, num_blocks); return quietly when it can."""
     old_h, new_h = [int(w) for w in old_hidden], [int(w) for w in hidden]
     problems = []
     if len(new_h) < len(old_h):

@@ -38,11 +38,16 @@ class IECConfig:
 
     enabled: bool = True  # reweight the deals by the other players' earlier plays (the paper)
     beta_post: float = 0.015  # posterior temperature per point of regret (paper: 0.015)
-    beta: float = 0.2  # the policy target's inverse temperature per point: logit gap / beta = points
-    form: str = "exp"  # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
+    # the policy target's inverse temperature per point: logit gap / beta = points
+    beta: float = 0.2
+    # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
+    form: str = "exp"
     floor: float = 0.1  # lowest factor of the linear form
-    draws: int = 1  # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
-    plays: str = "relevant"  # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when following) | discards (those and every card played off the led suit) | all
+    # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
+    draws: int = 1
+    # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when
+    # following) | discards (those and every card played off the led suit) | all
+    plays: str = "relevant"
 
     def __post_init__(self):
         if self.form not in FORMS:

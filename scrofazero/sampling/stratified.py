@@ -44,13 +44,21 @@ class SamplingConfig:
     """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
     evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
 
-    method: str = "stratified"  # stratified (on important cards) | uniform | belief (num_deals draws from the card-location network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    # stratified (on important cards) | uniform | belief (num_deals draws from the card-location
+    # network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the
+    # network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards'
+    # holders told: evaluation only)
+    method: str = "stratified"
     num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
     per_stratum: int = 1  # deals drawn in each stratum
     num_deals: int = 9  # deals per decision with method=uniform, belief or oracle_important
-    stratum_weights: str = "exact"  # exact (each stratum's uniform probability) | equal (the original)
-    beliefs: str = ""  # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
-    calibrate: int = 20  # method=belief*: fitting passes that give the deals the network's marginals under the exact hand sizes (0: the raw product)
+    # exact (each stratum's uniform probability) | equal (the original)
+    stratum_weights: str = "exact"
+    # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
+    beliefs: str = ""
+    # method=belief*: fitting passes that give the deals the network's marginals under the exact
+    # hand sizes (0: the raw product)
+    calibrate: int = 20
 
     def __post_init__(self):
         if self.method not in METHODS:

@@ -34,11 +34,15 @@ class MCTSConfig:
     agents/scrofazero_agent.py play_search, halves that over twice the deals)."""
 
     c_uct: NonNegative = 30.0  # UCB1 exploration constant, in points
-    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0  # simulations per root = budget_base + budget_per_legal x legal cards
-    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2  # simulations per legal card at the root
-    selection: str = "ucb"  # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
+    # simulations per root = budget_base + budget_per_legal x legal cards
+    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0
+    # simulations per legal card at the root
+    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2
+    # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
+    selection: str = "ucb"
     c_puct: NonNegative = 60.0  # PUCT exploration constant, in points (selection=puct only)
-    search_forced: bool = False  # search roots with one legal card too (self-play records all 52 plies)
+    # search roots with one legal card too (self-play records all 52 plies)
+    search_forced: bool = False
 
     def __post_init__(self):
         if self.selection not in SELECTIONS:
