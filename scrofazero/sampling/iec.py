@@ -61,10 +61,14 @@ class IECConfig:
 
 
 def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
-    """Indices into view.history of the plays that inform the weights, all by other seats:
-    plays="relevant" (the paper's), a card of rank 8 or higher, in the led suit when following,
-    any suit when the viewer leads; "discards", those and every card played off the suit led to
-    its trick; "all", every play."""
+    """Indices into view.history of the plays that inform the weights, all by other seats.
+
+    Args:
+        view: the deciding seat's information.
+        plays: "relevant" (the paper's), a card of rank 8 or higher, in the led suit when
+            following, any suit when the viewer leads; "discards", those and every card played
+            off the suit led to its trick; "all", every play.
+    """
     if plays not in PLAYS:
         raise ValueError(f"unknown IEC plays {plays!r}; choose from {', '.join(PLAYS)}")
     led = view.trick[0] // 13 if view.trick else None
@@ -82,10 +86,17 @@ def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
 
 
 def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateBatch:
-    """The states just before each play in `plays` (history indices, ascending), in every deal.
+    """The states just before each play in `plays`, in every deal.
 
-    hands [D, 4] uint64: current hands of the sampled deals. Returns a batch of len(plays) x D
-    rows, play-major (row i * D + d is play plays[i] in deal d)."""
+    Args:
+        view: the deciding seat's information.
+        hands: [D, 4] uint64 current hands of the sampled deals.
+        plays: indices into view.history, ascending.
+
+    Returns:
+        A StateBatch of len(plays) x D rows, play-major (row i * D + d is play plays[i] in
+        deal d).
+    """
     hands = np.asarray(hands, dtype=np.uint64)
     d = hands.shape[0]
     played_by = np.zeros(4, dtype=np.uint64)
@@ -111,8 +122,18 @@ def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateB
 
 def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
                     config: IECConfig | None = None) -> tuple[np.ndarray, int]:
-    """Log-likelihood factor of each sampled deal [D] (0 where no play informs), and the
-    number of network queries made (len(relevant plays) x D, in one call)."""
+    """Log-likelihood factor of each sampled deal under the other seats' earlier plays.
+
+    Args:
+        view: the deciding seat's information.
+        hands: [D, 4] uint64 current hands of the sampled deals.
+        policy: the policy network, encoded inputs [N, 434] -> logits [N, 52].
+        config: the weighting settings (None: IECConfig's defaults).
+
+    Returns:
+        (log factors [D], 0 for every deal when no play informs; the number of network queries
+        made, len(informing plays) x D, in one call).
+    """
     config = config or IECConfig()
     hands = np.asarray(hands, dtype=np.uint64)
     d = hands.shape[0]
@@ -136,7 +157,12 @@ def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
 
 
 def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
-    """Posterior weights [D] summing to 1: prior x exp(log_factor), computed stably."""
+    """Posterior weights [D] summing to 1: prior x exp(log_factor), computed stably.
+
+    Args:
+        prior: [D] non-negative prior weights of the deals.
+        log_factor: [D] log-likelihood factors (iec_log_weights).
+    """
     prior = np.asarray(prior, dtype=np.float64)
     z = np.log(np.maximum(prior, 1e-300)) + np.asarray(log_factor, dtype=np.float64)
     w = np.exp(z - z.max())
@@ -144,6 +170,6 @@ def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
 
 
 def effective_sample_size(weights: np.ndarray) -> float:
-    """Kish's effective sample size (sum w)^2 / sum w^2 of non-negative weights."""
+    """Kish's effective sample size (sum w)^2 / sum w^2 of non-negative `weights` [D]."""
     w = np.asarray(weights, dtype=np.float64)
     return float(w.sum() ** 2 / np.square(w).sum())

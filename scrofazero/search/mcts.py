@@ -53,7 +53,15 @@ class MCTSConfig:
 def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
     """Refuse search settings that make no sense for a player or for self-play (a zero budget
     plays the lowest card; negative or non-finite constants break the search; a huge budget
-    allocates until killed), naming the setting."""
+    allocates until killed), naming the setting.
+
+    Args:
+        config: the search settings to check.
+        where: the settings' prefix in error messages, e.g. "search" or "scrofazero.search".
+
+    Returns:
+        `config` itself, unchanged; a bad value raises a ValueError instead.
+    """
     MCTSConfig.__post_init__(config)
     check_bounds(config, where)
     if config.budget_base + config.budget_per_legal < 1:
@@ -98,7 +106,11 @@ UCB_LOG_FACTOR = 2.0
 
 def log_table(max_visits: int) -> np.ndarray:
     """2 ln(n) for n = 0..max_visits [N+1] float64, computed once so that both search paths use
-    bit-identical values (ln 0 is never used: a node with an expanded child has n >= 1)."""
+    bit-identical values (ln 0 is never used: a node with an expanded child has n >= 1).
+
+    Args:
+        max_visits: the largest visit count N the table must cover.
+    """
     with np.errstate(divide="ignore"):
         return UCB_LOG_FACTOR * np.log(np.arange(max_visits + 1, dtype=np.float64))
 
@@ -323,11 +335,19 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     a first step runs each root's opening simulations (one per legal child, up to its budget)
     together.
 
-    roots: a batch of B non-terminal states. rng: accepted (train/selfplay.py passes its
-    generator) but never drawn from: ties break to the lowest action index, so the search is
-    deterministic. budget_scale [B] (optional): each root's budget times this factor, at least
-    one simulation per legal card (playout-cap randomisation's cheap searches).
-    Returns a SearchResult ([B, A] root statistics from each root mover's seat).
+    Ties break to the lowest action index, so the search is deterministic.
+
+    Args:
+        game: the rules, pure functions over batches of states (BatchedGame).
+        evaluator: leaf evaluation, states -> (logits [n, A], values [n, P] in points).
+        roots: a batch of B non-terminal states.
+        config: the search settings: selection rule, budget, exploration constants.
+        rng: accepted (train/selfplay.py passes its generator) but never drawn from.
+        budget_scale: optional [B] factor on each root's budget, rounded up and at least one
+            simulation per legal card (playout-cap randomisation's cheap searches).
+
+    Returns:
+        A SearchResult: [B, A] root statistics from each root mover's seat.
     """
     puct = _check_config(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
@@ -393,7 +413,17 @@ class _Node:
 def run_mcts_sequential(game: BatchedGame, evaluator: Evaluator, roots,
                         config: MCTSConfig) -> SearchResult:
     """The same search as run_mcts, one root after another and one evaluator call (batch of
-    one) per new leaf: the obviously correct reference and the per-leaf speed baseline."""
+    one) per new leaf: the obviously correct reference and the per-leaf speed baseline.
+
+    Args:
+        game: the rules, pure functions over batches of states (BatchedGame).
+        evaluator: leaf evaluation, called on batches of one state.
+        roots: a batch of B non-terminal states.
+        config: the search settings: selection rule, budget, exploration constants.
+
+    Returns:
+        A SearchResult: [B, A] root statistics from each root mover's seat, as run_mcts's.
+    """
     puct = _check_config(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
     budget, forced = root_budgets(legal, config)
