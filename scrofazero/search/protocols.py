@@ -18,8 +18,8 @@ State = Any  # a batch of B states (e.g. StateBatch); opaque to search
 class BatchedGame(Protocol):
     """A perfect-information game over batches of states; every function is pure.
 
-    Every method takes `s`, a batch of B states (opaque to search), and returns arrays with B
-    rows in the same order.
+    The methods take `s`, a batch of B states (opaque to search); those that return arrays give
+    one row per state, in the batch's order.
     """
 
     num_actions: int  # A
@@ -70,7 +70,7 @@ class Evaluator(Protocol):
         """Evaluate a batch of states for search.
 
         Args:
-            states: a batch of B states, terminal or not.
+            states: a batch of B states (search sends only non-terminal ones).
 
         Returns:
             (logits [B, A] float32, raw and unmasked; values [B, P] float32): values are the
