@@ -8,7 +8,7 @@ cost in engine moves) and, on late positions small enough to enumerate, the brut
 reference (fish/belief/reference.py) against the tracker on the same positions.
 The behaviour-aware tracker (an AskModel, `--ask-model other,lacks,target`) is timed the same
 way beside the logic one.
-Learners (issue 16): self-play games/s of `train.py game=fish` (a fresh scorer, the default
+Learners: self-play games/s of `train.py game=fish` (a fresh scorer, the default
 settings, `--selfplay-games` per table size) and its update time; the hand predictor's
 simulated training games/s (fish/prediction/data.py), training and inference samples/s (one
 sample = one observer's prediction of every card before one event) and a play-time session's

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 14, as one prepared script (under 8 minutes on one modern GPU):
+# The checks that need a GPU, as one prepared script (under 8 minutes on one modern GPU):
 #   1. paper-network self-play games/s and learner samples/s (benchmarks/learner.py), beside
 #      the 0.9 M and 4.1 M networks;
 #   2. 80 batches (5,120 games) of the `paper` preset and its raw WPG on 256 standard deals x 2
 #      (benchmarks/learning.py), beside the original's -106 at 5,120 games.
 #
-#   bash benchmarks/gpu.sh [OUT_DIR]          # on a GPU machine: figures in OUT_DIR (default results/gpu)
-#   TINY=1 bash benchmarks/gpu.sh OUT_DIR     # a tiny setting that runs anywhere (the test suite)
+#   bash benchmarks/gpu.sh [OUT_DIR]       # on a GPU machine: figures in OUT_DIR (results/gpu)
+#   TINY=1 bash benchmarks/gpu.sh OUT_DIR  # a tiny setting that runs anywhere (the test suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/gpu}

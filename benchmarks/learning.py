@@ -16,10 +16,10 @@ Writes JSON {"preset", "run", "games", "minutes", "wpg", "stderr", "deals", "ove
 as its newest measured copy stores it; measurements: the inputs of each point; warm_start: the
 summary of train.warm_start, whose time the minutes include and whose Greed games the game
 counts do not, or null) and a PNG of WPG against games and against training minutes, with the
-original's logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480, -25 at 46,080,
-about 0 at ~92k games after 17 GPU-hours, +7 at ~164k where its first run levelled off, then
-its fine-tuning with 128 games per batch and replay of the latest batch: +26 after 10,240 more
-games, +36 after 61,440, +37.3 after 92,160, about 46 GPU-hours in all).
+original's logged curve beside ours (anchor: -265 at 0 games, -106 at 5,120, -62 at 20,480,
+-25 at 46,080, about 0 at ~92k games after 17 GPU-hours, +7 at ~164k where its first run levelled
+off, then its fine-tuning with 128 games per batch and replay of the latest batch: +26 after
+10,240 more games, +36 after 61,440, +37.3 after 92,160, about 46 GPU-hours in all).
 
 A run that started from another run's network (train.init_from) is one phase of a lineage:
 --parent names the parent's result JSON of this benchmark (repeatable, oldest first, for a
@@ -106,7 +106,7 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
                   f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
                   f"workers={workers}", "progress=false", f"out={fresh}",
                   # the paper's uniform deals, as every recorded point was measured (the raw
-                  # player's default is the belief network's deals since issue 34)
+                  # player's default is the belief network's deals, which would not compare)
                   "raw.sampling=uniform"])
     result = {**json.loads(fresh.read_text()), "inputs": inputs}
     write_json_atomic(out, result)

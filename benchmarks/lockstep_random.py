@@ -3,8 +3,9 @@
 Same rules as the reference engine rules.py (docs/rules.md sections 2-4), checked move by move in
 tests/test_lockstep_random_benchmark.py; tuned for playing many whole games at random, for the
 engine benchmark (benchmarks/engine.py) only, which is why it lives beside it. Search and
-self-play use scrofazero.games.gongzhu.batch.StateBatch instead, whose rows can sit at any ply. A hand is a "packed" uint64:
-suit s in bits 16s..16s+12, so one gather gives a seat's four suits and bit counts pick cards.
+self-play use scrofazero.games.gongzhu.batch.StateBatch instead, whose rows can sit at any ply.
+A hand is a "packed" uint64: suit s in bits 16s..16s+12, so one gather gives a seat's four suits
+and bit counts pick cards.
 """
 
 from __future__ import annotations

@@ -185,7 +185,8 @@ def main() -> None:
     for name, row in rows:
         print(f"{name:34} {row['games_per_s']:9.2f} {row['evaluations_per_s']:10.0f}")
     print(f"speedup vs per-leaf: {result['speedup_vs_per_leaf']:.1f}x at {args.games} games, "
-          f"{result['speedup_vs_per_leaf_wide']:.1f}x at {args.wide_games} (target 10x); paper network "
+          f"{result['speedup_vs_per_leaf_wide']:.1f}x at {args.wide_games} (target 10x); "
+          "paper network "
           f"vs the original's 2 games/s on a GPU: {result['paper_net_vs_original_gpu']:.2f}x "
           f"on {device} with {torch.get_num_threads()} threads")
     print(f"bare paper network, states/s at batch {args.games} / at batch 1: {net_ratio:.1f}x "
@@ -193,7 +194,8 @@ def main() -> None:
     if device.type == "cpu" and args.load_games > 0:
         result["under_load"] = load = under_load(args.load_games, args.seed)
         result["targets"]["slowdown_with_one_core_busy"] = 2.0
-        print(f"{'one core busy by another process':34} {'quiet':>9} {'loaded':>10} {'slowdown':>9}")
+        print(f"{'one core busy by another process':34} {'quiet':>9} {'loaded':>10} "
+              f"{'slowdown':>9}")
         for row in load.values():
             print(f"{row['network']:>6} network, {row['threads']} torch thread(s)     "
                   f"{row['quiet_games_per_s']:9.2f} {row['loaded_games_per_s']:10.2f} "

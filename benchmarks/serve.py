@@ -16,12 +16,13 @@ recorded score (Gongzhu: records.replay of the stored record; Fish: fish_records
 replayed_state). The anchor is the rules engine's own random-play moves/s in this process,
 measured in the same run.
 
-`--hammer N` adds the abuse case (issue 36): after the waves, a finished 100-hand bot match, a
-finished Fish game and `max_waiting_tables_per_client` public waiting tables are made, then the
-`--tables` wave is played twice more, quiet and while N clients in a separate process request
-every GET route (the lobby lists, the game, match and Fish records, their replays and exports,
-the options, the pages) as fast as the server answers, one request after another each. Its
-figures are moves/s and latency of both, side by side, and the hammer's requests/s by status.
+`--hammer N` adds the abuse case, to show that clients flooding the read-only routes do not
+hold up play: after the waves, a finished 100-hand bot match, a finished Fish game and
+`max_waiting_tables_per_client` public waiting tables are made, then the `--tables` wave is
+played twice more, quiet and while N clients in a separate process request every GET route (the
+lobby lists, the game, match and Fish records, their replays and exports, the options, the
+pages) as fast as the server answers, one request after another each. Its figures are moves/s
+and latency of both, side by side, and the hammer's requests/s by status.
 All clients, the hammer's too, come from 127.0.0.1, one client address, so the server runs with
 the per-client limits on rates and waiting tables raised out of the way (LOAD_SETTINGS): what
 holds the tables up under the hammer is the off-loop reads, the cache and the paging alone.

@@ -84,9 +84,12 @@ def connect(address: str | None = None, num_cpus: int | None = None,
         _check_reachable(address)
         try:
             ray.init(address=address, **kwargs)
-        except Exception as err:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError or ValueError by version and cause; all are named
+        except Exception as err:  # noqa: BLE001
+            # Ray raises ConnectionError, RuntimeError or ValueError by version and cause; the
+            # message names whichever it was.
             raise ValueError(f"ray.address={address}: cannot reach a Ray cluster there "
-                             f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
+                             f"({type(err).__name__}: "
+                             f"{str(err).splitlines()[0] if str(err) else ''}); "
                              "start one with `ray start --head` or leave ray.address unset to "
                              "run a local one") from None
     else:

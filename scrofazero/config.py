@@ -53,10 +53,13 @@ DEVICE_KINDS = ("cpu", "cuda", "mps")
 
 @dataclass
 class ModelConfig:
-    hidden: list[Width] = field(default_factory=lambda: [512, 256])  # fully connected trunk widths; the last is the residual width
+    # fully connected trunk widths; the last is the residual width
+    hidden: list[Width] = field(default_factory=lambda: [512, 256])
     num_blocks: Blocks = 4  # residual blocks (width -> width -> width, ReLU, add)
     value_scale: Positive = 10.0  # value head output x this = points still to come (paper: 10)
-    aux: bool = False  # auxiliary heads trained beside policy and value: each seat's final pile score, who captures each scoring card
+    # auxiliary heads trained beside policy and value: each seat's final pile score, who captures
+    # each scoring card
+    aux: bool = False
 
 
 @dataclass
@@ -69,51 +72,86 @@ class TrainConfig:
     betas: Betas = field(default_factory=lambda: [0.3, 0.999])  # Adam betas (paper)
     weight_decay: NonNegative = 1e-4  # Adam weight decay (paper)
     value_weight: NonNegative = 0.03  # loss = KL + value_weight x value error (paper: 0.03)
-    value_loss: one_of(*VALUE_LOSSES) = "rmse"  # value error: rmse (root mean squared error, paper) | mse
-    value_unit: Positive = 1.0  # the value error is measured in units of this many points (paper: 1)
+    # value error: rmse (root mean squared error, paper) | mse
+    value_loss: one_of(*VALUE_LOSSES) = "rmse"
+    # the value error is measured in units of this many points (paper: 1)
+    value_unit: Positive = 1.0
     beta: NonNegative = 0.2  # policy target = softmax(beta x root Q) per point (paper: 0.2)
-    outcome_weight: Fraction = 0.0  # value target = (1 - w) x search target (paper) + w x game outcome
-    playout_full: Share = 1.0  # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the paper)
-    aux_weight: NonNegative = 0.5  # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE + capture cross-entropy)
-    policy_target: one_of(*POLICY_TARGETS) = "q"  # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel: the root policy improved by the searched Q (Gumbel MuZero)
-    playout_cheap: Share = 0.25  # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card); played, not recorded
-    search_scale: Positive = 1.0  # self-play's search budget (full and cheap plies alike) times this: a stronger target later in training (a schedule key)
-    inference: one_of(*INFERENCE) = "float32"  # self-play's network precision: float32 | bfloat16 (a bfloat16 copy of the weights, about 2x faster forwards for the big networks on a CPU with bf16 instructions; a schedule key)
-    max_batches: Optional[NonNegativeInt] = None  # stop after this many self-play batches (None: no limit)
-    max_minutes: Optional[NonNegative] = None  # stop after this much training wall time (None: no limit)
+    # value target = (1 - w) x search target (paper) + w x game outcome
+    outcome_weight: Fraction = 0.0
+    # playout-cap randomisation: fraction of plies searched in full and recorded (1: every ply, the
+    # paper)
+    playout_full: Share = 1.0
+    # weight of the auxiliary losses (model.aux=true): aux_weight x (value_weight x points RMSE +
+    # capture cross-entropy)
+    aux_weight: NonNegative = 0.5
+    # q: softmax(beta x root Q) (paper) | visits: normalised root visit counts (AlphaZero) | gumbel:
+    # the root policy improved by the searched Q (Gumbel MuZero)
+    policy_target: one_of(*POLICY_TARGETS) = "q"
+    # the other plies' search budget as a fraction of the full one (>= 1 simulation per legal card);
+    # played, not recorded
+    playout_cheap: Share = 0.25
+    # self-play's search budget (full and cheap plies alike) times this: a stronger target later in
+    # training (a schedule key)
+    search_scale: Positive = 1.0
+    # self-play's network precision: float32 | bfloat16 (a bfloat16 copy of the weights, about 2x
+    # faster forwards for the big networks on a CPU with bf16 instructions; a schedule key)
+    inference: one_of(*INFERENCE) = "float32"
+    # stop after this many self-play batches (None: no limit)
+    max_batches: Optional[NonNegativeInt] = None
+    # stop after this much training wall time (None: no limit)
+    max_minutes: Optional[NonNegative] = None
     eval_every: NonNegativeInt = 10  # evaluate the raw network every this many batches (0: never)
-    eval_deals: NonNegativeInt = 32  # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
+    # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
+    eval_deals: NonNegativeInt = 32
     eval_raw_deals: Count = 5  # sampled deals per decision of the raw-network player (paper: 5)
     eval_workers: Count = 1  # processes for the periodic evaluation
     checkpoint_every: Count = 1  # write a checkpoint every this many batches
     keep_checkpoints: Count = 5  # numbered snapshots kept besides latest
-    milestone_minutes: list[NonNegative] = field(default_factory=lambda: [0, 30, 60, 120, 240])  # also keep milestone_<M>min.pt once training time passes M minutes
-    milestone_games: list[NonNegativeInt] = field(default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])  # also keep games_<N>.pt once self-play passes N games
-    seed: Seed = 0  # seeds self-play deals, search and minibatch order (train.py: the root's seed unless set)
+    # also keep milestone_<M>min.pt once training time passes M minutes
+    milestone_minutes: list[NonNegative] = field(default_factory=lambda: [0, 30, 60, 120, 240])
+    # also keep games_<N>.pt once self-play passes N games
+    milestone_games: list[NonNegativeInt] = field(
+        default_factory=lambda: [0, 2560, 5120, 10240, 20480, 40960, 81920])
+    # seeds self-play deals, search and minibatch order (train.py: the root's seed unless set)
+    seed: Seed = 0
     device: str = "auto"  # auto: cuda when available, else cpu
     threads: NonNegativeInt = 0  # torch CPU threads (0: torch's default)
-    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)  # imitate Mr. Greed's games before self-play (games=0: off)
-    init_from: Optional[str] = None  # a fresh run starts from this network (model file, checkpoint or state file), grown to `model` if smaller, with a fresh optimiser
-    schedule: list[PhaseConfig] = field(default_factory=list)  # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
-    state_file: Optional[str] = None  # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
-    state_moments: one_of(*MOMENTS) = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
-    state_weights: one_of(*WEIGHTS) = "float32"  # the network's weights in the state file: float32 (exact) | float16 (half the size)
+    # imitate Mr. Greed's games before self-play (games=0: off)
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    # a fresh run starts from this network (model file, checkpoint or state file), grown to `model`
+    # if smaller, with a fresh optimiser
+    init_from: Optional[str] = None
+    # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
+    schedule: list[PhaseConfig] = field(default_factory=list)
+    # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
+    state_file: Optional[str] = None
+    # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
+    state_moments: one_of(*MOMENTS) = "float32"
+    # the network's weights in the state file: float32 (exact) | float16 (half the size)
+    state_weights: one_of(*WEIGHTS) = "float32"
 
 
 @dataclass
 class RayConfig:
     """distributed=ray (train.py and evaluate.py; the `[ray]` extra)."""
 
-    address: Optional[str] = None  # None: start a local Ray instance; auto or host:port: join that cluster
-    num_cpus: Optional[Count] = None  # local instance only: CPUs it offers (None: all of this machine's)
+    # None: start a local Ray instance; auto or host:port: join that cluster
+    address: Optional[str] = None
+    # local instance only: CPUs it offers (None: all of this machine's)
+    num_cpus: Optional[Count] = None
     actors: Count = 2  # train.py: self-play actors
     actor_cpus: NonNegative = 1.0  # train.py: CPUs reserved per actor
     actor_gpus: NonNegative = 0.0  # train.py: GPUs (or a fraction) per actor
     actor_threads: Count = 1  # train.py: torch threads in each actor
     publish_every: Count = 1  # train.py: learner steps between published weight versions
-    max_staleness: NonNegativeInt = 4  # train.py: self-play records made with weights more than this many versions old are dropped
-    in_flight: Count = 2  # train.py: self-play calls queued per actor (2: it starts the next batch while the learner learns)
-    tasks: Optional[Count] = None  # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
+    # train.py: self-play records made with weights more than this many versions old are dropped
+    max_staleness: NonNegativeInt = 4
+    # train.py: self-play calls queued per actor (2: it starts the next batch while the learner
+    # learns)
+    in_flight: Count = 2
+    # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
+    tasks: Optional[Count] = None
 
 
 @dataclass
@@ -127,9 +165,13 @@ class TrainRootConfig:
     checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
-    resume_from: Optional[str] = None  # a new run folder continues this compact state file (train.state_file) exactly, replay aside
-    resume_overrides: list[str] = field(default_factory=list)  # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
-    distributed: one_of(*DISTRIBUTED) = "none"  # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray (train/distributed.py)
+    # a new run folder continues this compact state file (train.state_file) exactly, replay aside
+    resume_from: Optional[str] = None
+    # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
+    resume_overrides: list[str] = field(default_factory=list)
+    # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray
+    # (train/distributed.py)
+    distributed: one_of(*DISTRIBUTED) = "none"
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
@@ -148,25 +190,39 @@ class GongzhuTrainConfig(TrainRootConfig):
 
 @dataclass
 class EvaluateConfig:
-    game: GameConfig = field(default_factory=GameConfig)  # the game being evaluated (game=gongzhu | tiny_crew | fish)
-    mode: str = "matrix"  # gongzhu: matrix (every pair of `players`) | wpg (`player` vs two Mr. Greeds) | belief (eval/iec_diagnostic.py); fish: track | match
-    players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])  # matrix rows (fish mode=match: the two teams' players)
+    # the game being evaluated (game=gongzhu | tiny_crew | fish)
+    game: GameConfig = field(default_factory=GameConfig)
+    # gongzhu: matrix (every pair of `players`) | wpg (`player` vs two Mr. Greeds) | belief
+    # (eval/iec_diagnostic.py); fish: track | match
+    mode: str = "matrix"
+    # matrix rows (fish mode=match: the two teams' players)
+    players: list[str] = field(default_factory=lambda: ["random", "if", "greed"])
     player: str = "scrofazero"  # the player measured by mode=wpg
-    opponent: str = "greed"  # mode=wpg: the two opponents (Mr. Greed defines WPG; another name measures robustness)
-    checkpoint: Optional[str] = None  # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
-    scrofazero: ScrofaZeroSettings = field(default_factory=ScrofaZeroSettings)  # the 'scrofazero' player: search, sampling, weighting
-    raw: RawSettings = field(default_factory=RawSettings)  # the 'raw' player: num_deals, mode (value: 1-ply value search, paper | policy)
-    greed: GreedSettings = field(default_factory=GreedSettings)  # Mr. Greed: num_samples, sampled deals per decision (docs/rules.md section 9)
+    # mode=wpg: the two opponents (Mr. Greed defines WPG; another name measures robustness)
+    opponent: str = "greed"
+    # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
+    checkpoint: Optional[str] = None
+    # the 'scrofazero' player: search, sampling, weighting
+    scrofazero: ScrofaZeroSettings = field(default_factory=ScrofaZeroSettings)
+    # the 'raw' player: num_deals, mode (value: 1-ply value search, paper | policy)
+    raw: RawSettings = field(default_factory=RawSettings)
+    # Mr. Greed: num_samples, sampled deals per decision (docs/rules.md section 9)
+    greed: GreedSettings = field(default_factory=GreedSettings)
     deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
-    deals_file: Optional[str] = None  # deal file, one 52-code line per deal (None: the 1024 standard deals)
+    # deal file, one 52-code line per deal (None: the 1024 standard deals)
+    deals_file: Optional[str] = None
     seed: Seed = 0  # seeds every random decision (per deal, play and seat)
     workers: NonNegativeInt = 0  # processes playing deals in parallel (0: one per CPU core)
     belief_games: Count = 8  # mode=belief: games whose positions are scored
-    belief_opponent: Optional[str] = None  # mode=belief: None, four copies of `player`; a player name: it sits at seats 1 and 3 and only seats 0 and 2 are scored (as in a WPG game)
+    # mode=belief: None, four copies of `player`; a player name: it sits at seats 1 and 3 and only
+    # seats 0 and 2 are scored (as in a WPG game)
+    belief_opponent: Optional[str] = None
     out: Optional[str] = None  # JSON file for the result (None: print only)
-    distributed: one_of(*DISTRIBUTED) = "none"  # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
+    # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
+    distributed: one_of(*DISTRIBUTED) = "none"
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
-    predictor: Optional[str] = None  # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
+    # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
+    predictor: Optional[str] = None
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
 

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/../.."
 data=${DATA:-models/belief_run/data}
 gen() { python -m scrofazero.train.belief generate "$@"; }
 # Round 0: the players our player meets and is, on fresh random deals (never the standard ones).
-gen --out "$data/r0_cheap" --games 16384 --seed 11 --shard-games 512 \
-    --mix "greed:greed=2,raw:greed=3,if:greed=1,random:greed=0.5,raw:raw=1,if:raw=0.5,raw:random=0.5"
+mix="greed:greed=2,raw:greed=3,if:greed=1,random:greed=0.5,raw:raw=1,if:raw=0.5,raw:random=0.5"
+gen --out "$data/r0_cheap" --games 16384 --seed 11 --shard-games 512 --mix "$mix"
 gen --out "$data/r0_full" --games "${FULL_GAMES:-1024}" --seed 12 --shard-games 128 \
     --mix "scrofazero:greed=4,scrofazero:raw=1,scrofazero:if=0.5"
 gen --out "$data/r0_full_b" --games "${FULL_B_GAMES:-1728}" --seed 13 --shard-games 64 \
@@ -26,8 +26,9 @@ fit --data "${r0[@]}" --out "$data/../belief_r0.pt"
 gen() { python -m scrofazero.train.belief generate --beliefs "$data/../belief_r0.pt" "$@"; }
 gen --out "$data/r1_full" --games 3072 --seed 22 --shard-games 128 \
     --mix "belief:greed=4,belief:belief_raw=1,belief:if=0.5"
-gen --out "$data/r1_cheap" --games 8192 --seed 21 --shard-games 512 \
-    --mix "greed:greed=1,belief_raw:greed=3,if:greed=0.5,random:greed=0.25,belief_raw:belief_raw=1,if:belief_raw=0.5,belief_raw:random=0.5"
+mix="greed:greed=1,belief_raw:greed=3,if:greed=0.5,random:greed=0.25"
+mix="$mix,belief_raw:belief_raw=1,if:belief_raw=0.5,belief_raw:random=0.5"
+gen --out "$data/r1_cheap" --games 8192 --seed 21 --shard-games 512 --mix "$mix"
 all=("${r0[@]}" "$data"/r1_cheap "$data"/r1_full)
 fit --data "${all[@]}" --out "$data/../belief_r1.pt"
 python -m scrofazero.train.belief report --data "${all[@]}" --beliefs "$data/../belief_r1.pt" \

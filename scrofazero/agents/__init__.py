@@ -6,5 +6,5 @@ from __future__ import annotations
 from scrofazero.agents.base import Agent, Explanation, check_real_game, decide
 from scrofazero.agents.registry import PLAYERS, PlayerSpec, make_agent, player_names, player_spec
 
-__all__ = ["PLAYERS", "Agent", "Explanation", "PlayerSpec", "check_real_game", "decide", "make_agent",
-           "player_names", "player_spec"]
+__all__ = ["PLAYERS", "Agent", "Explanation", "PlayerSpec", "check_real_game", "decide",
+           "make_agent", "player_names", "player_spec"]

@@ -139,7 +139,8 @@ def greed_scores(view: InfoView, owners=None) -> tuple[list[int], np.ndarray]:
 class GreedSettings:
     """Mr. Greed's settings (its keyword arguments)."""
 
-    num_samples: int = 20  # sampled deals of the hidden hands per decision (docs/rules.md section 9)
+    # sampled deals of the hidden hands per decision (docs/rules.md section 9)
+    num_samples: int = 20
 
     def __post_init__(self):
         self.num_samples = check_positive("num_samples", self.num_samples)

@@ -33,9 +33,14 @@ class RawSettings:
 
     num_deals: int = 5  # deals sampled per decision (paper: 5)
     mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
-    sampling: str = "belief"  # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
-    beliefs: str = ""  # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
-    calibrate: int = SamplingConfig.calibrate  # sampling=belief: fitting passes toward the network's marginals (0: the constrained product as it is)
+    # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal:
+    # evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    sampling: str = "belief"
+    # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
+    beliefs: str = ""
+    # sampling=belief: fitting passes toward the network's marginals (0: the constrained product as
+    # it is)
+    calibrate: int = SamplingConfig.calibrate
 
     def __post_init__(self):
         self.num_deals = check_positive("num_deals", self.num_deals)

@@ -41,9 +41,15 @@ class PlayerSpec:
     network: bool = False  # build also takes the network: checkpoint=PATH or model=MODULE
 
     def settings_from(self, given: Mapping) -> object:
-        """The settings from a mapping of field name -> value (defaults for the rest); a field
-        the player does not have or a bad value raises a setting error (agents/settings.py)
-        naming the field."""
+        """The player's settings from the values a user gave; a field the player does not have
+        or a bad value raises a setting error (agents/settings.py) naming the field.
+
+        Args:
+            given: field name -> value; fields not given keep their defaults.
+
+        Returns:
+            An instance of self.settings.
+        """
         known = [f.name for f in dataclasses.fields(self.settings)]
         for key in given:
             if key not in known:
@@ -52,8 +58,17 @@ class PlayerSpec:
         return self.settings(**given)
 
     def arguments(self, settings=None, checkpoint: str | None = None, model=None) -> dict:
-        """build's keyword arguments: the fields of `settings` (an instance of self.settings;
-        None: the defaults), and the network for a network player."""
+        """build's keyword arguments: the fields of `settings`, and the network for a network
+        player.
+
+        Args:
+            settings: an instance of self.settings (None: the defaults).
+            checkpoint: a network player's network file (network players take it or `model`).
+            model: an already loaded network instead of a file.
+
+        Returns:
+            keyword name -> value, ready for build(**...).
+        """
         if settings is None:
             settings = self.settings()
         if not isinstance(settings, self.settings):
@@ -68,6 +83,7 @@ class PlayerSpec:
         return kwargs
 
     def make(self, settings=None, checkpoint: str | None = None, model=None) -> Agent:
+        """A new agent of this player, built from the same arguments as `arguments` takes."""
         return self.build(**self.arguments(settings, checkpoint, model))
 
 
@@ -85,17 +101,27 @@ PLAYERS: dict[str, PlayerSpec] = {spec.name: spec for spec in (
 
 
 def player_names() -> tuple[str, ...]:
+    """The registered players' names, in PLAYERS's order."""
     return tuple(PLAYERS)
 
 
 def player_spec(name: str) -> PlayerSpec:
-    """The spec of a registered player; ValueError naming the choices for an unknown name."""
+    """The spec of a registered player; ValueError naming the choices for an unknown name.
+
+    Args:
+        name: the player's registry name, e.g. "scrofazero", "raw", "greed", "if", "random".
+    """
     if name not in PLAYERS:
         raise ValueError(f"unknown player {name!r}; choose from {', '.join(PLAYERS)}")
     return PLAYERS[name]
 
 
 def make_agent(name: str, **kwargs) -> Agent:
-    """Build a player by its registry name with its builder's keyword arguments (its settings'
-    fields, and checkpoint= or model= for a network player)."""
+    """Build a player by its registry name.
+
+    Args:
+        name: the player's registry name (player_spec).
+        **kwargs: its builder's keyword arguments: its settings' fields, and checkpoint= or
+            model= for a network player.
+    """
     return player_spec(name).build(**kwargs)

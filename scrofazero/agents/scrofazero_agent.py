@@ -56,8 +56,11 @@ class ScrofaZeroSettings:
 
     search: MCTSConfig = field(default_factory=play_search)  # MCTS on every sampled deal
     sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched
-    weighting: IECConfig = field(default_factory=play_weighting)  # Bayesian (IEC) weights of the deals (off by default: the belief reads the plays)
-    precision: str = "float32"  # the network's forwards: float32 | bfloat16 (a bfloat16 copy of the weights: faster for big networks on a CPU with bf16 instructions, values within about 0.4 points)
+    # Bayesian (IEC) weights of the deals (off by default: the belief reads the plays)
+    weighting: IECConfig = field(default_factory=play_weighting)
+    # the network's forwards: float32 | bfloat16 (a bfloat16 copy of the weights: faster for big
+    # networks on a CPU with bf16 instructions, values within about 0.4 points)
+    precision: str = "float32"
 
     def __post_init__(self):
         self.precision = check_choice("precision", self.precision, PRECISIONS)

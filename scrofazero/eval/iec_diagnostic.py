@@ -7,7 +7,8 @@ the prior marginal of each important card's holder is exactly the uniform-sampli
 IEC posterior reweights the same deals. The diagnostic reports, over positions where at least
 one earlier play informs the weights, the mean log-likelihood gain
 
-    gain = mean over (position, important card) of log P_iec(true holder) - log P_uniform(true holder)
+    gain = mean over (position, important card) of
+           log P_iec(true holder) - log P_uniform(true holder)
 
 (in nats; > 0 means the weighting moves belief towards the truth), how often each belief's most
 likely holder is right, and the effective sample size of the IEC weights.

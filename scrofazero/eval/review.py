@@ -1,4 +1,4 @@
-"""A review of one seat's moves in a played Gongzhu hand: the AI as a coach (issue 35).
+"""A review of one seat's moves in a played Gongzhu hand: the AI as a coach.
 
 For each card the seat played, the full player (`scrofazero` in the registry, with its
 defaults) is asked from that seat's InfoView at that moment, never the true deal: the value it

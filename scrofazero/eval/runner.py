@@ -131,8 +131,8 @@ def evaluate_gongzhu(cfg) -> dict:
                                 progress=cfg.progress, agent_kwargs=kwargs, backend=backend)
         wall = time.perf_counter() - started
         games = 2 * match.deals
-        result = {"player": cfg.player, "opponent": opponent, "wpg": match.mean, "stderr": match.stderr,
-                  "deals": match.deals, "games": games,
+        result = {"player": cfg.player, "opponent": opponent, "wpg": match.mean,
+                  "stderr": match.stderr, "deals": match.deals, "games": games,
                   # time one worker process spends per game (all four seats' moves)
                   "seconds_per_game": wall * min(workers, match.deals) / games,
                   "wall_seconds": wall, "workers": workers, "checkpoint": checkpoint,
@@ -140,8 +140,8 @@ def evaluate_gongzhu(cfg) -> dict:
                   "values": match.values.tolist()}
         result["settings"] = dataclasses.asdict(player_settings(cfg, player_spec(cfg.player)))
         against = "" if opponent == "greed" else f" against two {opponent}"
-        print(f"WPG of {cfg.player}{against}: {match.mean:+.1f} ({match.stderr:.1f}) points per game "
-              f"over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
+        print(f"WPG of {cfg.player}{against}: {match.mean:+.1f} ({match.stderr:.1f}) points per "
+              f"game over {match.deals} deals x 2; {result['seconds_per_game']:.2f} s per game")
     elif cfg.mode == "belief":
         result = _run_belief(cfg)
     else:

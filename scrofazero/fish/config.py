@@ -45,9 +45,11 @@ class FishMatch:
     its evaluations against logic."""
 
     games: Count = 50  # mode=match: deals per table size, each played twice with the teams swapped
-    table_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # mode=match and self-play's evaluations: table sizes played (6 and/or 8 players)
+    # mode=match and self-play's evaluations: table sizes played (6 and/or 8 players)
+    table_sizes: TableSizes = field(default_factory=lambda: [6, 8])
     calls: one_of(*CALL_MODES) = "any_time"  # any_time (any seat between moves) | own_turn
-    ask_held_allowed: bool = False  # asking for a card one holds is legal (breaks the "asker lacks it" inference)
+    # asking for a card one holds is legal (breaks the "asker lacks it" inference)
+    ask_held_allowed: bool = False
     max_moves: Count = 1000  # past this many moves the player to move must call
 
 
@@ -57,10 +59,14 @@ class FishTrack:
 
     transcripts: Optional[list[str]] = None  # recorded games (None: the shipped recordings)
     soft: NonNegative = 0.0  # tempering of the soft ask evidence (0: pure logic)
-    ask_other: Fraction = 0.5  # weight of "the asker holds another card of the set" (1: a rule, 0.5: no evidence)
-    ask_lacks: Fraction = 0.5  # weight of "the asker lacks the asked card" (1: a rule, 0.5: no evidence)
-    ask_target: Fraction = 0.5  # weight of "the target holds another card of the set" (0.5: no evidence)
-    fit_ask_model: bool = False  # fit the three ask weights on a grid, leave-one-file-out (several minutes)
+    # weight of "the asker holds another card of the set" (1: a rule, 0.5: no evidence)
+    ask_other: Fraction = 0.5
+    # weight of "the asker lacks the asked card" (1: a rule, 0.5: no evidence)
+    ask_lacks: Fraction = 0.5
+    # weight of "the target holds another card of the set" (0.5: no evidence)
+    ask_target: Fraction = 0.5
+    # fit the three ask weights on a grid, leave-one-file-out (several minutes)
+    fit_ask_model: bool = False
     fit_stride: Count = 4  # with fit_ask_model: score every n-th position while fitting
 
 
@@ -82,8 +88,10 @@ class FishSelfPlay:
 
     updates: Count = 300  # Adam steps, each on games_per_update self-play games
     games_per_update: Count = 8  # self-play games per update
-    train_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # table sizes of the self-play games, alternating
-    opponent: one_of(*OPPONENTS) = "self"  # self (every seat the learner) | logic (one team the learner, the other logic)
+    # table sizes of the self-play games, alternating
+    train_sizes: TableSizes = field(default_factory=lambda: [6, 8])
+    # self (every seat the learner) | logic (one team the learner, the other logic)
+    opponent: one_of(*OPPONENTS) = "self"
     lr: Positive = 1.0e-3  # Adam learning rate
     hidden: at_most(65536) = 64  # width of the scorer's two hidden layers
     alpha: Finite = 10.0  # initial weight of the move's success probability in its score
@@ -92,20 +100,31 @@ class FishSelfPlay:
     win_reward: Finite = 1.0  # reward of winning (-: losing) the game
     value_weight: NonNegative = 0.5  # weight of the baseline's squared error in the loss
     entropy_weight: NonNegative = 0.01  # weight of the policy entropy bonus
-    helping: Probabilities = field(default_factory=lambda: [0.0, 0.0])  # [start,end] probability that the learner's move is replaced by a call of a set its team holds or a hitting ask (linear over the run)
-    eval_every: NonNegativeInt = 50  # updates between evaluations against logic, also at the end (0: never)
-    eval_games: Count = 6  # deals per table size of game.match.table_sizes (x2, teams swapped) at each evaluation against logic
+    # [start,end] probability that the learner's move is replaced by a call of a set its team holds
+    # or a hitting ask (linear over the run)
+    helping: Probabilities = field(default_factory=lambda: [0.0, 0.0])
+    # updates between evaluations against logic, also at the end (0: never)
+    eval_every: NonNegativeInt = 50
+    # deals per table size of game.match.table_sizes (x2, teams swapped) at each evaluation against
+    # logic
+    eval_games: Count = 6
     eval_seed: Seed = 1  # seed of the evaluation deals (evaluate.py's default is 0)
     checkpoint_every: Count = 10  # updates between checkpoints (and always at the end)
-    call_checks: one_of(*CALL_CHECKS) = "mover"  # learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as in matches; slower)
+    # learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as
+    # in matches; slower)
+    call_checks: one_of(*CALL_CHECKS) = "mover"
     seed: Seed = 0  # seeds every self-play game (with its index) and the scorer's initial weights
-    init_from: Optional[str] = None  # start from this scorer's weights (a model.pt, latest.pt or models/fish_learned.pt) with a fresh Adam; kept in the run's settings
+    # start from this scorer's weights (a model.pt, latest.pt or models/fish_learned.pt) with a
+    # fresh Adam; kept in the run's settings
+    init_from: Optional[str] = None
 
 
 @dataclass
 class FishConfig(GameConfig):
     name: str = "fish"
-    learner: one_of(*LEARNERS) = "player"  # train.py: player (the self-play scorer, game.selfplay) | predictor (the hand predictor on simulated games, game.predictor)
+    # train.py: player (the self-play scorer, game.selfplay) | predictor (the hand predictor on
+    # simulated games, game.predictor)
+    learner: one_of(*LEARNERS) = "player"
     match: FishMatch = field(default_factory=FishMatch)
     track: FishTrack = field(default_factory=FishTrack)
     player: FishPlayers = field(default_factory=FishPlayers)

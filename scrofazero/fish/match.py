@@ -2,7 +2,8 @@
 
 Each deal is played twice with the teams' players swapped (and the first player rotating over
 the deals), so both kinds face the same cards from both sides. The runner owns the engine; the
-players see only their views (FishState.view) and the public events (fish/players/protocol.py: FishPlayer).
+players see only their views (FishState.view) and the public events (fish/players/protocol.py:
+FishPlayer).
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ FISH_MODES = ("track", "match")
 
 def evaluate_fish(cfg) -> dict:
     if cfg.mode not in FISH_MODES:
-        raise ValueError(f"game=fish supports mode={' | mode='.join(FISH_MODES)}, got mode={cfg.mode!r}")
+        raise ValueError(f"game=fish supports mode={' | mode='.join(FISH_MODES)}, "
+                         f"got mode={cfg.mode!r}")
     return _track(cfg) if cfg.mode == "track" else _match(cfg)
 
 
@@ -64,9 +65,11 @@ def _track(cfg) -> dict:
     if cfg.predictor:
         result["predictor"] = _predictor_rows(cfg.predictor, games, result)
     stats = result["ask_statistics"]["total"]
-    print(f"  asks {stats['asks']}: asker held no other card of the set {stats['asker_no_other_card']}, "
+    print(f"  asks {stats['asks']}: asker held no other card of the set "
+          f"{stats['asker_no_other_card']}, "
           f"held the asked card {stats['asker_held_asked_card']}; target held another card "
-          f"{stats['target_held_another_card']} ({stats['target_held_another_card'] / max(stats['asks'], 1):.3f}, "
+          f"{stats['target_held_another_card']} "
+          f"({stats['target_held_another_card'] / max(stats['asks'], 1):.3f}, "
           f"other opponents {stats['other_opponents_held_another_card'] or 0:.3f})")
     for issue in result["issues"]:
         print(f"  recording slip: {issue}")
@@ -84,7 +87,9 @@ def _predictor_rows(path: str, games, tracker: dict) -> dict:
     print(f"    vs the tracker above: seed's metric "
           f"{100 * (scored['accuracy_incl_certain'] - tracker['accuracy_incl_certain']):+.2f} "
           f"points, log-loss {scored['log_loss'] - tracker['log_loss']:+.4f}; vs its input (the "
-          f"logic tracker, same tie rule): {100 * (scored['accuracy_incl_certain'] - matched['accuracy_incl_certain']):+.2f} points")
+          f"logic tracker, same tie rule): "
+          f"{100 * (scored['accuracy_incl_certain'] - matched['accuracy_incl_certain']):+.2f} "
+          "points")
     for name, entry in scored["per_file"].items():
         print(f"    {name}: {_share(entry['accuracy'])}, seed's metric "
               f"{_share(entry['accuracy_incl_certain'])}, log-loss {_share(entry['log_loss'])}")
@@ -98,7 +103,8 @@ def _print_rows(title: str, result: dict, counting: dict) -> None:
     for name, entry in result["per_file"].items():
         print(f"    {name}: {_share(entry['accuracy'])} of {entry['predictions']:,}, seed's "
               f"metric {_share(entry['accuracy_incl_certain'])}, log-loss "
-              f"{_share(entry['log_loss'])} (counting {_share(counting['per_file'][name]['accuracy'])})")
+              f"{_share(entry['log_loss'])} "
+              f"(counting {_share(counting['per_file'][name]['accuracy'])})")
 
 
 def _share(accuracy) -> str:

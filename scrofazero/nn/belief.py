@@ -76,7 +76,11 @@ class Positions:
 
 
 def view_positions(views) -> Positions:
-    """The Positions of InfoViews (one row each)."""
+    """The Positions of InfoViews, one row each.
+
+    Args:
+        views: InfoViews (any iterable), each one seat's information at one moment.
+    """
     views = list(views)
     b = len(views)
     hand = np.zeros((b, NUM_CARDS), dtype=bool)
@@ -105,8 +109,15 @@ def _plays(p: Positions):
 
 
 def allowed_seats(p: Positions) -> np.ndarray:
-    """[B, 52, 3] bool: may relative seat 1 + j hold card c, as far as the viewer knows (the card
-    is unseen, the seat has shown no void in its suit and still holds cards)."""
+    """Which other seats may hold each card, as far as the viewer knows.
+
+    Args:
+        p: B positions.
+
+    Returns:
+        [B, 52, 3] bool: [b, c, j] is whether relative seat 1 + j may hold card c (the card is
+        unseen, the seat has shown no void in its suit and still holds cards).
+    """
     rows, ply, card, rel, led = _plays(p)
     played = np.zeros((len(p), NUM_CARDS), dtype=bool)
     played[rows, card] = True
@@ -122,7 +133,14 @@ def allowed_seats(p: Positions) -> np.ndarray:
 
 
 def features(p: Positions) -> np.ndarray:
-    """[B, INPUT_SIZE] float32 inputs of the positions (see the module docstring)."""
+    """The network's inputs for B positions.
+
+    Args:
+        p: B positions.
+
+    Returns:
+        [B, INPUT_SIZE] float32, laid out as the module docstring describes.
+    """
     b = len(p)
     x = np.zeros((b, INPUT_SIZE), dtype=np.float32)
     x[:, HAND_OFFSET:HAND_OFFSET + NUM_CARDS] = p.hand
@@ -145,7 +163,13 @@ class BeliefNet(nn.Module):
 
     The logits are added to log(hand size) of each seat: with the output layer starting at zero
     the network starts from "a card lies with a seat in proportion to the cards it holds" (the
-    uniform prior, up to the voids) and learns only how the plays move belief away from it."""
+    uniform prior, up to the voids) and learns only how the plays move belief away from it.
+
+    Args:
+        hidden: width of the input layer and of the residual blocks (1..65536).
+        num_blocks: residual blocks (0..64).
+        dropout: dropout probability after the input layer while training, in [0, 1).
+    """
 
     def __init__(self, hidden: int = 512, num_blocks: int = 2, dropout: float = 0.0):
         super().__init__()
@@ -166,6 +190,8 @@ class BeliefNet(nn.Module):
         nn.init.zeros_(self.out.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Inputs x [B, INPUT_SIZE] (`features`) -> [B, 52, 3] logits over relative seats 1..3,
+        not yet masked (masked_log_probs masks them)."""
         h = torch.relu(self.inp(x))
         if self.dropout:  # against remembering whole deals: every position of a game shares one
             h = nn.functional.dropout(h, self.dropout, self.training)
@@ -175,12 +201,22 @@ class BeliefNet(nn.Module):
         return self.out(h).view(-1, NUM_CARDS, OTHERS) + torch.log(sizes)[:, None, :]
 
     def config(self) -> dict:
+        """Constructor arguments as plain Python values (stored in belief files)."""
         return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
 
 
 def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities [B, 52, 3] of a softmax over the allowed seats of each card (masked
-    before the softmax); rows with no allowed seat (cards the viewer sees) are all -inf."""
+    """Log-probabilities of a softmax over the allowed seats of each card (masked before the
+    softmax).
+
+    Args:
+        logits: [B, 52, 3] BeliefNet outputs.
+        allowed: [B, 52, 3] bool, `allowed_seats` of the same positions.
+
+    Returns:
+        [B, 52, 3] log-probabilities; rows with no allowed seat (cards the viewer sees) are all
+        -inf.
+    """
     return torch.log_softmax(logits.masked_fill(~allowed, float("-inf")), dim=-1)
 
 
@@ -193,7 +229,12 @@ def relative_to_absolute(probs: np.ndarray, viewer: int) -> np.ndarray:
 
 
 class BeliefModel:
-    """A loaded card-location network for play: `probabilities(view)` -> [52, 4]."""
+    """A loaded card-location network for play: `probabilities(view)` -> [52, 4].
+
+    Args:
+        net: the trained network; switched to evaluation mode.
+        meta: what the file says of its training (plain data), kept as `meta`.
+    """
 
     def __init__(self, net: BeliefNet, meta: dict | None = None):
         self.net = net.eval()
@@ -201,8 +242,15 @@ class BeliefModel:
 
     @torch.no_grad()
     def relative(self, positions: Positions) -> np.ndarray:
-        """[B, 52, 3] probabilities over relative seats 1..3 (0 where a seat cannot hold the card,
-        all 0 for cards the viewer sees)."""
+        """Card-location probabilities of B positions.
+
+        Args:
+            positions: B positions.
+
+        Returns:
+            [B, 52, 3] float64 probabilities over relative seats 1..3 (0 where a seat cannot
+            hold the card, all 0 for cards the viewer sees).
+        """
         allowed = allowed_seats(positions)
         logits = self.net(torch.from_numpy(features(positions)))
         logp = masked_log_probs(logits, torch.from_numpy(allowed))
@@ -210,14 +258,30 @@ class BeliefModel:
         return np.where(allowed, probs, 0.0)
 
     def probabilities(self, view: InfoView) -> np.ndarray:
-        """[52, 4] float64: for each card the viewer cannot see, the probability that each
-        absolute seat holds it (rows of seen cards are 0)."""
+        """Card-location probabilities of one seat's view.
+
+        Args:
+            view: the viewing seat's information.
+
+        Returns:
+            [52, 4] float64: for each card the viewer cannot see, the probability that each
+            absolute seat holds it (rows of seen cards are 0).
+        """
         return relative_to_absolute(self.relative(view_positions([view]))[0], view.seat)
 
 
 def save_belief(path, net: BeliefNet, meta: dict | None = None) -> Path:
     """Write a self-describing belief file atomically: format, feature version, shape, weights
-    and `meta` (plain data: what it was trained on, for how long)."""
+    and `meta`.
+
+    Args:
+        path: the file to write; missing parent folders are made.
+        net: the network whose shape and weights are saved.
+        meta: plain data on its training (what it was trained on, for how long).
+
+    Returns:
+        The path written.
+    """
     payload = {"format": FORMAT, "feature_version": FEATURE_VERSION, "config": net.config(),
                "model": net.state_dict(), "meta": strict_json(dict(meta or {}))}
     buffer = io.BytesIO()
@@ -234,7 +298,11 @@ def load_belief(path=None) -> BeliefModel:
     """The belief network of `path` (None or "": the shipped models/belief.pt); a ValueError
     naming the file when it is not a belief file of these features. A file already loaded (same
     path, size and modification time) is not read again: every player shares that model, which
-    is only ever evaluated."""
+    is only ever evaluated.
+
+    Args:
+        path: the belief file; None or "" for the shipped models/belief.pt.
+    """
     path = Path(path) if path else SHIPPED_BELIEF
     if not path.is_file():
         raise FileNotFoundError(f"belief network {path} not found (set beliefs=PATH; "

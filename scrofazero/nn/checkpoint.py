@@ -126,11 +126,23 @@ def save_checkpoint(
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
-    config: the resolved run config as plain data; extra: plain data (dicts, lists, numbers,
-    strings, numpy arrays, tensors), e.g. the rng state and the replay. before_latest(snapshot)
-    runs after the snapshot is complete and before latest.pt moves to it (milestone copies made
-    there are redone on resume if a kill comes first); run: the run envelope's header. Returns
-    the path of the numbered snapshot. `latest.pt` is never pruned.
+    `latest.pt` is never pruned.
+
+    Args:
+        run_dir: the run's checkpoint folder; made if missing.
+        model: the PolicyValueNet saved (its config() and state_dict()).
+        optimizer: its optimiser, or None.
+        step: the training step, which names the snapshot.
+        config: the resolved run config as plain data.
+        extra: plain data (dicts, lists, numbers, strings, numpy arrays, tensors), e.g. the rng
+            state and the replay.
+        keep: how many of the newest numbered snapshots are kept (0: all).
+        before_latest: called with the snapshot's path after it is complete and before latest.pt
+            moves to it (milestone copies made there are redone on resume if a kill comes first).
+        run: the run envelope's header.
+
+    Returns:
+        The path of the numbered snapshot.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -164,8 +176,18 @@ def _stored(state: dict, dtype: str, where: str) -> dict:
 
 def save_model_file(path, model, step: int = 0, weights: str = "float32") -> Path:
     """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
-    what load_model needs, e.g. for the players of a periodic evaluation. weights="float16"
-    stores the weights at half size (a shipped network; load_model reads them into float32)."""
+    what load_model needs, e.g. for the players of a periodic evaluation.
+
+    Args:
+        path: the file to write.
+        model: the PolicyValueNet saved.
+        step: the training step recorded with it.
+        weights: "float32", or "float16" for half the size (a shipped network; load_model reads
+            them into float32).
+
+    Returns:
+        `path`.
+    """
     path = Path(path)
     payload = _payload(model, None, step, {}, None)
     payload["model"] = _stored(payload["model"], weights, "model file weights")
@@ -181,7 +203,22 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
     moments="bfloat16" stores Adam's moment estimates at half size and weights="float16" the
     weights; loading casts both back to float32, so a continuation is then exact but for their
     rounding (once per stop: a float16 weight is within 2^-11 of its value, a fraction of
-    one Adam step at the learning rates of a long run's late phases)."""
+    one Adam step at the learning rates of a long run's late phases).
+
+    Args:
+        path: the file to write; missing parent folders are made.
+        model: the PolicyValueNet saved.
+        optimizer: its optimiser, or None.
+        step: the training step.
+        config: the resolved run config as plain data.
+        extra: plain data to resume from, as save_checkpoint's.
+        moments: "float32" or "bfloat16", how Adam's moment estimates are stored.
+        run: the run envelope's header.
+        weights: "float32" or "float16", how the network's weights are stored.
+
+    Returns:
+        `path`.
+    """
     if moments not in MOMENTS:
         raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
     path = Path(path)
@@ -200,7 +237,15 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
 def recast_weights(path, weights: str = "float16") -> Path:
     """Rewrite a checkpoint, state or model file in place (atomically) with its network's weights
     stored as `weights` (one of WEIGHTS); everything else is kept as it is. For a state file
-    written by a run that started before train.state_weights was set (models/long_run/)."""
+    written by a run that started before train.state_weights was set (models/long_run/).
+
+    Args:
+        path: the file rewritten.
+        weights: "float32" or "float16".
+
+    Returns:
+        `path`.
+    """
     path = Path(path)
     payload = load_checkpoint(path)
     payload.pop("path")
@@ -211,7 +256,16 @@ def recast_weights(path, weights: str = "float16") -> Path:
 
 
 def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
-    """Read and validate a checkpoint -> payload dict; CheckpointError naming the file otherwise."""
+    """Read and validate a checkpoint; a CheckpointError naming the file otherwise.
+
+    Args:
+        path: a checkpoint, state or model file.
+        map_location: where torch.load puts the tensors.
+
+    Returns:
+        The payload dict (model_config, model, optimizer, step, config, extra, ...), with `extra`
+        unpacked to numpy arrays again and `path` added.
+    """
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
@@ -244,7 +298,8 @@ def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
 
 
 def file_sha256(path) -> str:
-    """Hex SHA-256 of a file's bytes: what names a network file in lineages and caches."""
+    """Hex SHA-256 of the bytes of the file at `path`: what names a network file in lineages
+    and caches."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -253,7 +308,8 @@ def file_sha256(path) -> str:
 
 
 def latest_checkpoint(run_dir) -> Path | None:
-    """run_dir/latest.pt if present, else the newest numbered snapshot, else None."""
+    """run_dir/latest.pt if present, else the newest numbered snapshot, else None (also when
+    the folder `run_dir` does not exist)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return None
@@ -265,8 +321,13 @@ def latest_checkpoint(run_dir) -> Path | None:
 
 
 def load_model(path_or_payload, map_location="cpu"):
-    """A PolicyValueNet rebuilt from a checkpoint path (or an already loaded payload), eval mode."""
+    """A PolicyValueNet rebuilt from a checkpoint, in eval mode.
 
+    Args:
+        path_or_payload: a checkpoint, state or model file, or a payload load_checkpoint
+            returned.
+        map_location: where torch.load puts the tensors when given a path.
+    """
     payload = path_or_payload
     if not isinstance(payload, dict):
         payload = load_checkpoint(path_or_payload, map_location=map_location)
@@ -281,7 +342,7 @@ def load_model(path_or_payload, map_location="cpu"):
 
 
 def is_model_only(payload: dict) -> bool:
-    """A file holding a network only (save_model_file, a shipped model such as
-    models/scrofazero.pt): no optimiser, settings or training history."""
+    """Whether a loaded checkpoint `payload` holds a network only (save_model_file, a shipped
+    model such as models/scrofazero.pt): no optimiser, settings or training history."""
     return payload.get("optimizer") is None and not payload.get("config") and not (
         payload.get("extra"))

@@ -27,10 +27,16 @@ _SEAT_OFFSETS = np.arange(4)  # [4]
 def encode(s: StateBatch) -> np.ndarray:
     """Features of every row of `s` from the point of view of its player to move.
 
-    Returns [B, 434] float32 of zeros and ones. Trick block j (j = 0, 1, 2) holds the card played
-    j + 1 plies before p's turn, "diffused": positions card, card + 1, card + 2 of the 54-wide
-    block (the card's own slot is card + 1), so S2 and CA also get three ones (the original
-    code lost a just-played S2 to an off-by-one). Blocks with no card stay 0.
+    Trick block j (j = 0, 1, 2) holds the card played j + 1 plies before p's turn, "diffused":
+    positions card, card + 1, card + 2 of the 54-wide block (the card's own slot is card + 1),
+    so S2 and CA also get three ones (the original code lost a just-played S2 to an
+    off-by-one). Blocks with no card stay 0.
+
+    Args:
+        s: a batch of B Gongzhu states, at any ply.
+
+    Returns:
+        [B, 434] float32 of zeros and ones.
     """
     b = len(s)
     rows = np.arange(b)[:, None]  # [B, 1]
@@ -61,7 +67,14 @@ def encode_own_view(s: StateBatch) -> np.ndarray:
     """Like `encode`, but as the player to move sees the deal: its own hand exact and every card
     it cannot see (those in the other three hands) written as 1/3 in each other hand's block.
     The input of the Bayesian (IEC) weighting's policy queries (docs/rules.md sections 11 and
-    13)."""
+    13).
+
+    Args:
+        s: a batch of B Gongzhu states, at any ply.
+
+    Returns:
+        [B, 434] float32: `encode`'s features with the three other hands' blocks replaced.
+    """
     x = encode(s)
     b = len(s)
     block = slice(HANDS_OFFSET + NUM_CARDS, PILES_OFFSET)  # hands of seats p+1, p+2, p+3

@@ -30,13 +30,18 @@ class NetworkEvaluator:
 
     values[:, seat] = returns(s)[:, seat] + v for the mover's team, - v for the other team, with
     v the net's "points still to come" for the mover's team (zero-sum between teams, as
-    returns are); terminal rows get their exact returns. The model is moved to `device` (in
-    place, as nn.Module.to does). amp: bf16 autocast; None = on for CUDA only.
-    precision: "float32", or "bfloat16": forwards run on a bfloat16 copy of the weights (about
-    2x faster on a CPU with bf16 instructions for the 11.4 M network; values move by about 0.4
-    points in 90), re-copied whenever the model's weights have changed since (an optimiser
-    step, load_state_dict), so self-play always plays the current network.
+    returns are); terminal rows get their exact returns. With precision "bfloat16" the
+    forwards run on a bfloat16 copy of the weights (about 2x faster on a CPU with bf16
+    instructions for the 11.4 M network; values move by about 0.4 points in 90), re-copied
+    whenever the model's weights have changed since (an optimiser step, load_state_dict), so
+    self-play always plays the current network.
     Counters: `calls` (evaluations requested) and `states` (rows evaluated).
+
+    Args:
+        model: the PolicyValueNet; moved to `device` in place, as nn.Module.to does.
+        device: the torch device of the forwards (a name such as "cpu" or a torch.device).
+        amp: bf16 autocast; None = on for CUDA only.
+        precision: "float32" or "bfloat16", the forwards' precision (settable later).
     """
 
     def __init__(self, model: torch.nn.Module, device="cpu", amp: bool | None = None,
@@ -56,6 +61,7 @@ class NetworkEvaluator:
 
     @property
     def precision(self) -> str:
+        """The forwards' precision, "float32" or "bfloat16"; any other value is refused."""
         return self._precision
 
     @precision.setter
@@ -81,6 +87,14 @@ class NetworkEvaluator:
         return self._low
 
     def __call__(self, s: StateBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Evaluate a batch of states for search (the Evaluator protocol).
+
+        Args:
+            s: a batch of B Gongzhu states, terminal or not.
+
+        Returns:
+            (logits [B, 52], values [B, 4]) float32, as the class docstring describes.
+        """
         b = len(s)
         self.calls += 1
         self.states += b
@@ -99,8 +113,15 @@ class NetworkEvaluator:
         return logits, values.astype(np.float32, copy=False)
 
     def forward_features(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Network on already encoded inputs x [B, 434]: (logits [B, 52], value [B]) float32,
-        raw (unmasked logits; value in points to come for the mover's team)."""
+        """The network on already encoded inputs, with no conversion to per-seat values.
+
+        Args:
+            x: [B, 434] encoded inputs (encode or encode_own_view).
+
+        Returns:
+            (logits [B, 52], value [B]) float32, raw: unmasked logits, and the value in points
+            still to come for the mover's team.
+        """
         self.calls += 1
         self.states += len(x)
         out = self._forward(np.ascontiguousarray(x, dtype=np.float32)) if len(x) else \

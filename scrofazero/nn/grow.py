@@ -31,7 +31,16 @@ from scrofazero.nn.network import PolicyValueNet
 
 def check_growth(old_hidden: Sequence[int], old_blocks: int, hidden: Sequence[int],
                  num_blocks: int, input_size: int = INPUT_SIZE) -> None:
-    """ValueError naming why shape (old_hidden, old_blocks) cannot grow into (hidden, num_blocks)."""
+    """Raise a ValueError naming why shape (old_hidden, old_blocks) cannot grow into
+    (hidden, num_blocks); return quietly when it can.
+
+    Args:
+        old_hidden: the trained network's trunk widths.
+        old_blocks: its residual blocks.
+        hidden: the new trunk widths.
+        num_blocks: the new number of residual blocks.
+        input_size: input features of both.
+    """
     old_h, new_h = [int(w) for w in old_hidden], [int(w) for w in hidden]
     problems = []
     if len(new_h) < len(old_h):
@@ -91,12 +100,22 @@ def grow(model: PolicyValueNet, hidden: Sequence[int], num_blocks: int,
          generator: torch.Generator | None = None, aux: bool | None = None) -> PolicyValueNet:
     """A new network of shape (hidden, num_blocks) computing what `model` computes.
 
-    aux: give the new network auxiliary heads (None: as `model`); heads it had are grown like
-    the others, new ones start random (they do not change the policy or the value).
+    New weights are drawn with torch's default Linear init. The input size, actions and value
+    scale are kept. `model` is not changed. ValueError names what cannot be grown (a narrower
+    layer, fewer layers or blocks).
 
-    New weights are drawn with torch's default Linear init from `generator` (a fixed seed gives
-    the same grown network). The input size, actions and value scale are kept. `model` is not
-    changed. ValueError names what cannot be grown (a narrower layer, fewer layers or blocks).
+    Args:
+        model: the trained network.
+        hidden: the new trunk widths: at least as many layers, none narrower than the layer it
+            grows from (check_growth).
+        num_blocks: the new number of residual blocks, at least the old number.
+        generator: seeds the new weights (a fixed seed gives the same grown network); None:
+            torch's global generator.
+        aux: give the new network auxiliary heads (None: as `model`); heads it had are grown
+            like the others, new ones start random (they do not change the policy or the value).
+
+    Returns:
+        The grown PolicyValueNet, on `model`'s device and in its training mode.
     """
     check_growth(model.hidden, model.num_blocks, hidden, num_blocks, model.input_size)
     if generator is not None:

@@ -25,7 +25,15 @@ MAX_PARAMETERS = 1_000_000_000
 
 def parameter_count(hidden: Sequence[int], num_blocks: int, input_size: int = INPUT_SIZE,
                     num_actions: int = 52, aux: bool = False) -> int:
-    """The number of parameters PolicyValueNet(hidden, num_blocks, ...) has, without building it."""
+    """The number of parameters PolicyValueNet(hidden, num_blocks, ...) has, without building it.
+
+    Args:
+        hidden: widths of the trunk's layers; the last is the residual blocks' width.
+        num_blocks: residual blocks.
+        input_size: input features (434 for Gongzhu).
+        num_actions: policy logits.
+        aux: whether the two auxiliary heads are counted.
+    """
     widths = [input_size, *hidden]
     count = sum((a + 1) * b for a, b in zip(widths, widths[1:]))
     last = widths[-1]
@@ -36,8 +44,14 @@ def parameter_count(hidden: Sequence[int], num_blocks: int, input_size: int = IN
 
 def check_size(hidden: Sequence[int], num_blocks: int, aux: bool = False,
                where: str = "") -> None:
-    """Refuse a shape that is empty, negative or beyond the bounds above, naming the settings
-    (`where` prefixes their names, e.g. "model.")."""
+    """Refuse a shape that is empty, negative or beyond the bounds above, naming the settings.
+
+    Args:
+        hidden: widths of the trunk's layers.
+        num_blocks: residual blocks.
+        aux: whether the shape has the auxiliary heads (they count towards the bound).
+        where: prefix of the settings' names in error messages, e.g. "model.".
+    """
     hidden = list(hidden)
     if not hidden or min(hidden) < 1 or max(hidden) > MAX_WIDTH:
         raise ValueError(f"{where}hidden={hidden}: must list at least one width in "
@@ -51,7 +65,11 @@ def check_size(hidden: Sequence[int], num_blocks: int, aux: bool = False,
 
 
 class ResidualBlock(nn.Module):
-    """Linear(w, w) -> ReLU -> Linear(w, w), add the input, ReLU."""
+    """Linear(w, w) -> ReLU -> Linear(w, w), add the input, ReLU.
+
+    Args:
+        width: w, the width of the block's input, hidden layer and output.
+    """
 
     def __init__(self, width: int):
         super().__init__()
@@ -59,15 +77,23 @@ class ResidualBlock(nn.Module):
         self.fc2 = nn.Linear(width, width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, w] -> [B, w]."""
         return torch.relu(x + self.fc2(torch.relu(self.fc1(x))))
 
 
 class PolicyValueNet(nn.Module):
     """Policy logits over the 52 cards and the mover's team value in points.
 
-    hidden: widths of the ReLU trunk layers; num_blocks residual blocks of width hidden[-1];
-    value_scale: points per unit of the raw value head (paper: 10, the head outputs points / 10).
     The paper shape (defaults) has about 11.4 M parameters.
+
+    Args:
+        hidden: widths of the ReLU trunk layers.
+        num_blocks: residual blocks, of width hidden[-1].
+        input_size: input features (434: nn/encoding.py).
+        num_actions: policy logits, one per card.
+        value_scale: points per unit of the raw value head (paper: 10, the head outputs
+            points / 10).
+        aux: add the auxiliary heads (`forward_aux`), trained beside policy and value.
     """
 
     def __init__(self, hidden: Sequence[int] = (2048, 2048, 512), num_blocks: int = 10,
@@ -96,8 +122,15 @@ class PolicyValueNet(nn.Module):
             self.capture_head = nn.Linear(width, 16 * 4)  # scoring card x capturing seat logits
 
     def forward_aux(self, x: torch.Tensor):
-        """(logits [B, 52], value [B], points [B, 4] in points, capture logits [B, 16, 4]) as
-        float32; the auxiliary heads need aux=True."""
+        """The main and the auxiliary heads together; the network must have aux=True.
+
+        Args:
+            x: [B, 434] encoded inputs.
+
+        Returns:
+            (logits [B, 52], value [B], points [B, 4] in points, capture logits [B, 16, 4]) as
+            float32.
+        """
         if not self.aux:
             raise ValueError("this network has no auxiliary heads (aux=False)")
         h = self.trunk(x)
@@ -108,8 +141,15 @@ class PolicyValueNet(nn.Module):
         return logits, value, points, capture
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """x [B, 434] -> (logits [B, 52], value [B]) as float32 even under bf16 autocast;
-        value = value_scale * raw head output, in points for the mover's team."""
+        """Policy logits and value of a batch of encoded positions.
+
+        Args:
+            x: [B, 434] encoded inputs.
+
+        Returns:
+            (logits [B, 52], value [B]) as float32 even under bf16 autocast; value =
+            value_scale * raw head output, in points still to come for the mover's team.
+        """
         h = self.trunk(x)  # [B, w]
         logits = self.policy_head(h).float()  # [B, 52]
         # Scale in float32: a bf16 product would keep only ~3 significant digits of the points.
@@ -129,19 +169,30 @@ class PolicyValueNet(nn.Module):
 
     @classmethod
     def from_config(cls, config: dict) -> "PolicyValueNet":
-        """A freshly initialised network of the shape `config` describes (see `config()`)."""
+        """A freshly initialised network of the shape `config` describes.
+
+        Args:
+            config: constructor arguments by name, as `config()` returns them.
+        """
         return cls(**config)
 
 
 def num_parameters(model: nn.Module) -> int:
-    """Number of trainable scalars."""
+    """Number of trainable scalars of `model` (any nn.Module)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities over legal actions: logits [B, A], legal [B, A] bool -> [B, A] float32.
+    """Log-probabilities over legal actions.
 
-    Illegal logits are set to -inf BEFORE the softmax (docs/rules.md section 11), so illegal actions
-    get probability exactly 0 and the legal ones sum to 1. Every row needs a legal action.
+    Illegal logits are set to -inf BEFORE the softmax (docs/rules.md section 11), so illegal
+    actions get probability exactly 0 and the legal ones sum to 1.
+
+    Args:
+        logits: [B, A] raw policy logits.
+        legal: [B, A] bool legal actions; every row needs at least one.
+
+    Returns:
+        [B, A] float32 log-probabilities, -inf on illegal actions.
     """
     return logits.float().masked_fill(~legal, float("-inf")).log_softmax(dim=-1)

@@ -31,7 +31,8 @@ NUM_PLAYERS = 4
 # peaks at +700: e.g. one pile with all hearts + DJ + C10 (+600) against a lone SQ (-100), or
 # DJ + H2 (+100) against SQ + H3..HA + C10 (-600). Two +600-class piles cannot coexist (each
 # needs C10), and an exhaustive search over all 4^16 ways to split the 16 scoring cards into
-# four piles confirms 700 (tests/openspiel/test_openspiel_gongzhu.py). Returns sum to zero over the four seats.
+# four piles confirms 700 (tests/openspiel/test_openspiel_gongzhu.py). Returns sum to zero over
+# the four seats.
 MAX_UTILITY = float(MAX_RETURN)
 
 GAME_TYPE = pyspiel.GameType(

@@ -141,7 +141,12 @@ def _backward(w: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_partition(weights, sizes) -> float:
-    """log of the sum over consistent deals of prod_c weights[c, owner]: -inf when none."""
+    """log of the sum over consistent deals of prod_c weights[c, owner]: -inf when none.
+
+    Args:
+        weights: [U, 3] non-negative weight of each unseen card at each other seat.
+        sizes: (3,) hand sizes of the other seats, summing to U.
+    """
     w, sizes = _check(weights, sizes)
     z, log_scale = _backward(w, sizes)
     top = z[0, sizes[0], sizes[1]]
@@ -149,8 +154,16 @@ def log_partition(weights, sizes) -> float:
 
 
 def marginals(weights, sizes) -> np.ndarray:
-    """[U, 3] probability that each card goes to each seat under the constrained product model
-    (forward-backward); ValueError when no deal is consistent."""
+    """Per-card marginals of the constrained product model (forward-backward); ValueError when
+    no deal is consistent.
+
+    Args:
+        weights: [U, 3] non-negative weight of each unseen card at each other seat.
+        sizes: (3,) hand sizes of the other seats, summing to U.
+
+    Returns:
+        [U, 3] probability that each card goes to each seat.
+    """
     w, sizes = _check(weights, sizes)
     z, _ = _backward(w, sizes)
     if z[0, sizes[0], sizes[1]] <= 0:
@@ -159,8 +172,17 @@ def marginals(weights, sizes) -> np.ndarray:
 
 
 def sample(weights, sizes, num: int, rng: np.random.Generator) -> np.ndarray:
-    """[num, U] int8 seats 0..2: exact draws from the constrained product model; ValueError when
-    no deal is consistent."""
+    """Exact draws from the constrained product model; ValueError when no deal is consistent.
+
+    Args:
+        weights: [U, 3] non-negative weight of each unseen card at each other seat.
+        sizes: (3,) hand sizes of the other seats, summing to U.
+        num: how many deals to draw.
+        rng: the random source of the draws.
+
+    Returns:
+        [num, U] int8 seat of each card, 0..2 (an index into the other seats).
+    """
     w, sizes = _check(weights, sizes)
     z, _ = _backward(w, sizes)
     if z[0, sizes[0], sizes[1]] <= 0:
@@ -170,9 +192,18 @@ def sample(weights, sizes, num: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndarray:
-    """Weights [U, 3] whose constrained model has (about) the marginals `target` [U, 3] (zero
-    cells stay zero), by iterative proportional fitting from w = target. Stops after
-    `iterations` or when no marginal moves by more than `tol`."""
+    """Weights whose constrained model has (about) the marginals `target` (zero cells stay
+    zero), by iterative proportional fitting from w = target.
+
+    Args:
+        target: [U, 3] wanted probability of each unseen card at each other seat.
+        sizes: (3,) hand sizes of the other seats, summing to U.
+        iterations: most fitting passes.
+        tol: stop once no marginal differs from its target by this much or more.
+
+    Returns:
+        [U, 3] weights, zero where `target` is zero (a row's overall scale does not matter).
+    """
     w, sizes = _check(target, sizes)
     allowed = w > 0
     target = np.where(allowed, np.maximum(w, MIN_WEIGHT), 0.0)
@@ -195,10 +226,18 @@ def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndar
 
 
 def view_weights(view: InfoView, probabilities: np.ndarray):
-    """The sampling problem of `view` with a belief [52, 4] (absolute seats): (cards [U], sizes,
-    others, weights [U, 3]) where weights are the belief's cells for the other seats, zero where
-    a seat cannot hold a card (a shown void, or no cards left), floored at MIN_WEIGHT elsewhere
-    so that a confident belief never excludes a consistent deal."""
+    """The sampling problem of `view` with a belief.
+
+    Args:
+        view: the deciding seat's information.
+        probabilities: [52, 4] belief over absolute seats (BeliefModel.probabilities).
+
+    Returns:
+        (cards [U], sizes, others, weights [U, 3]), as view_constraints's but with weights: the
+        belief's cells for the other seats, zero where a seat cannot hold a card (a shown void,
+        or no cards left), floored at MIN_WEIGHT elsewhere so that a confident belief never
+        excludes a consistent deal.
+    """
     probabilities = np.asarray(probabilities, dtype=np.float64)
     if probabilities.shape != (52, 4) or not np.all(np.isfinite(probabilities)):
         raise ValueError(f"a belief must be a finite [52, 4] array, got {probabilities.shape}")
@@ -213,14 +252,25 @@ def view_weights(view: InfoView, probabilities: np.ndarray):
 
 def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[int, ...],
                   per_stratum: int, rng: np.random.Generator, calibrate_iterations: int = 20):
-    """Deals of `view`'s unseen cards from a belief [52, 4]: `per_stratum` deals in each
-    placement of the `important` cards (unseen card indices; sampling/stratified.py
-    important_cards) that the belief allows, each stratum weighted by its probability under the
+    """Deals of `view`'s unseen cards from a belief: `per_stratum` deals in each placement of the
+    `important` cards that the belief allows, each stratum weighted by its probability under the
     (calibrated) belief; with no important cards, `per_stratum` equally weighted draws. Never an
     inconsistent deal; ValueError when none is consistent.
 
-    Returns (owners [D, 52] int8, weights [D] summing to 1, stratum [D], strata [S, k] absolute
-    seat of each important card per stratum, stratum_prob [S]): the fields of a DealSample."""
+    Args:
+        view: the deciding seat's information.
+        probabilities: [52, 4] belief over absolute seats (BeliefModel.probabilities).
+        important: k unseen cards (card ids) to stratify on (sampling/stratified.py
+            important_cards); empty for plain draws.
+        per_stratum: deals drawn in each stratum, at least 1.
+        rng: the random source of the draws.
+        calibrate_iterations: fitting passes toward the belief's marginals under the exact hand
+            sizes (`calibrate`; 0: the belief's product as it is).
+
+    Returns:
+        (owners [D, 52] int8, weights [D] summing to 1, stratum [D], strata [S, k] absolute
+        seat of each important card per stratum, stratum_prob [S]): the fields of a DealSample.
+    """
     if per_stratum < 1:
         raise ValueError(f"per_stratum must be >= 1, got {per_stratum}")
     cards, sizes, others, weights = view_weights(view, probabilities)

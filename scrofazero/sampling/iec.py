@@ -38,11 +38,16 @@ class IECConfig:
 
     enabled: bool = True  # reweight the deals by the other players' earlier plays (the paper)
     beta_post: float = 0.015  # posterior temperature per point of regret (paper: 0.015)
-    beta: float = 0.2  # the policy target's inverse temperature per point: logit gap / beta = points
-    form: str = "exp"  # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
+    # the policy target's inverse temperature per point: logit gap / beta = points
+    beta: float = 0.2
+    # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
+    form: str = "exp"
     floor: float = 0.1  # lowest factor of the linear form
-    draws: int = 1  # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
-    plays: str = "relevant"  # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when following) | discards (those and every card played off the led suit) | all
+    # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
+    draws: int = 1
+    # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when
+    # following) | discards (those and every card played off the led suit) | all
+    plays: str = "relevant"
 
     def __post_init__(self):
         if self.form not in FORMS:
@@ -56,10 +61,14 @@ class IECConfig:
 
 
 def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
-    """Indices into view.history of the plays that inform the weights, all by other seats:
-    plays="relevant" (the paper's), a card of rank 8 or higher, in the led suit when following,
-    any suit when the viewer leads; "discards", those and every card played off the suit led to
-    its trick; "all", every play."""
+    """Indices into view.history of the plays that inform the weights, all by other seats.
+
+    Args:
+        view: the deciding seat's information.
+        plays: "relevant" (the paper's), a card of rank 8 or higher, in the led suit when
+            following, any suit when the viewer leads; "discards", those and every card played
+            off the suit led to its trick; "all", every play.
+    """
     if plays not in PLAYS:
         raise ValueError(f"unknown IEC plays {plays!r}; choose from {', '.join(PLAYS)}")
     led = view.trick[0] // 13 if view.trick else None
@@ -77,10 +86,17 @@ def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
 
 
 def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateBatch:
-    """The states just before each play in `plays` (history indices, ascending), in every deal.
+    """The states just before each play in `plays`, in every deal.
 
-    hands [D, 4] uint64: current hands of the sampled deals. Returns a batch of len(plays) x D
-    rows, play-major (row i * D + d is play plays[i] in deal d)."""
+    Args:
+        view: the deciding seat's information.
+        hands: [D, 4] uint64 current hands of the sampled deals.
+        plays: indices into view.history, ascending.
+
+    Returns:
+        A StateBatch of len(plays) x D rows, play-major (row i * D + d is play plays[i] in
+        deal d).
+    """
     hands = np.asarray(hands, dtype=np.uint64)
     d = hands.shape[0]
     played_by = np.zeros(4, dtype=np.uint64)
@@ -106,8 +122,18 @@ def replay_states(view: InfoView, hands: np.ndarray, plays: list[int]) -> StateB
 
 def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
                     config: IECConfig | None = None) -> tuple[np.ndarray, int]:
-    """Log-likelihood factor of each sampled deal [D] (0 where no play informs), and the
-    number of network queries made (len(relevant plays) x D, in one call)."""
+    """Log-likelihood factor of each sampled deal under the other seats' earlier plays.
+
+    Args:
+        view: the deciding seat's information.
+        hands: [D, 4] uint64 current hands of the sampled deals.
+        policy: the policy network, encoded inputs [N, 434] -> logits [N, 52].
+        config: the weighting settings (None: IECConfig's defaults).
+
+    Returns:
+        (log factors [D], 0 for every deal when no play informs; the number of network queries
+        made, len(informing plays) x D, in one call).
+    """
     config = config or IECConfig()
     hands = np.asarray(hands, dtype=np.uint64)
     d = hands.shape[0]
@@ -131,7 +157,12 @@ def iec_log_weights(view: InfoView, hands: np.ndarray, policy: Policy,
 
 
 def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
-    """Posterior weights [D] summing to 1: prior x exp(log_factor), computed stably."""
+    """Posterior weights [D] summing to 1: prior x exp(log_factor), computed stably.
+
+    Args:
+        prior: [D] non-negative prior weights of the deals.
+        log_factor: [D] log-likelihood factors (iec_log_weights).
+    """
     prior = np.asarray(prior, dtype=np.float64)
     z = np.log(np.maximum(prior, 1e-300)) + np.asarray(log_factor, dtype=np.float64)
     w = np.exp(z - z.max())
@@ -139,6 +170,6 @@ def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
 
 
 def effective_sample_size(weights: np.ndarray) -> float:
-    """Kish's effective sample size (sum w)^2 / sum w^2 of non-negative weights."""
+    """Kish's effective sample size (sum w)^2 / sum w^2 of non-negative `weights` [D]."""
     w = np.asarray(weights, dtype=np.float64)
     return float(w.sum() ** 2 / np.square(w).sum())

@@ -43,8 +43,19 @@ def true_owners(view: InfoView, hands) -> np.ndarray:
 
 def oracle_owners(view: InfoView, hands, num_deals: int, rng: np.random.Generator,
                   important_only: bool) -> np.ndarray:
-    """[D, 52] owners: the true deal once (important_only False), or `num_deals` deals with the
-    unseen deciding cards pinned to their true holders and the rest exactly uniform."""
+    """Deals that use the true deal; OracleError when it is not given or does not match.
+
+    Args:
+        view: the deciding seat's information.
+        hands: the true current hands, 4 masks (None in a real game).
+        num_deals: deals drawn when important_only.
+        rng: the random source of the draws.
+        important_only: False: the true deal once; True: `num_deals` deals with the unseen
+            deciding cards pinned to their true holders and the rest exactly uniform.
+
+    Returns:
+        [D, 52] int8 owners (-1 for played cards).
+    """
     truth = true_owners(view, hands)
     if not important_only:
         return truth[None, :]

@@ -44,13 +44,21 @@ class SamplingConfig:
     """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
     evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
 
-    method: str = "stratified"  # stratified (on important cards) | uniform | belief (num_deals draws from the card-location network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    # stratified (on important cards) | uniform | belief (num_deals draws from the card-location
+    # network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the
+    # network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards'
+    # holders told: evaluation only)
+    method: str = "stratified"
     num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
     per_stratum: int = 1  # deals drawn in each stratum
     num_deals: int = 9  # deals per decision with method=uniform, belief or oracle_important
-    stratum_weights: str = "exact"  # exact (each stratum's uniform probability) | equal (the original)
-    beliefs: str = ""  # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
-    calibrate: int = 20  # method=belief*: fitting passes that give the deals the network's marginals under the exact hand sizes (0: the raw product)
+    # exact (each stratum's uniform probability) | equal (the original)
+    stratum_weights: str = "exact"
+    # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
+    beliefs: str = ""
+    # method=belief*: fitting passes that give the deals the network's marginals under the exact
+    # hand sizes (0: the raw product)
+    calibrate: int = 20
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -91,8 +99,15 @@ def important_cards(view: InfoView, num: int) -> tuple[int, ...]:
     Leading: SQ, SA, SK while SQ is unplayed; DJ, DA, DK, DQ while DJ is unplayed; HA, HK, HQ;
     C10, CA, CK, CQ, CJ while C10 is unplayed. Following: the led suit's five top cards (C10
     first for clubs, DJ for diamonds, SQ for spades); when fewer than `num` of those are unseen
-    the leading order fills the rest (our choice: the published rule is silent, and fewer important
-    cards would mean fewer strata, so fewer deals).
+    the leading order fills the rest (our choice: the published rule is silent, and fewer
+    important cards would mean fewer strata, so fewer deals).
+
+    Args:
+        view: the deciding seat's information.
+        num: the most important cards wanted (0: none).
+
+    Returns:
+        Card ids, at most `num`, most important first.
     """
     if num < 0:
         raise ValueError(f"the number of important cards must be >= 0, got {num}")
@@ -139,9 +154,18 @@ class DealSample:
 def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
                       rng: np.random.Generator, stratum_weights: str = "exact") -> DealSample:
     """Deals of the unseen cards, `per_stratum` in each consistent placement of the important
-    cards (so D = S x per_stratum with S <= 3 ** num_important). See the module docstring for
-    `stratum_weights`. Raises ValueError when no deal is consistent or an argument is out of
-    range."""
+    cards (so D = S x per_stratum with S <= 3 ** num_important). Raises ValueError when no deal
+    is consistent or an argument is out of range.
+
+    Args:
+        view: the deciding seat's information.
+        num_important: important cards pinned (important_cards); their placements are the
+            strata.
+        per_stratum: deals drawn in each stratum, at least 1.
+        rng: the random source of the draws.
+        stratum_weights: "exact", each stratum weighted by its probability under uniform
+            sampling, or "equal", every draw alike (see the module docstring).
+    """
     if stratum_weights not in STRATUM_WEIGHTS:
         raise ValueError(f"unknown stratum_weights {stratum_weights!r}; choose from "
                          f"{', '.join(STRATUM_WEIGHTS)}")
@@ -182,7 +206,8 @@ def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
 
 
 def sample_uniform(view: InfoView, num_deals: int, rng: np.random.Generator) -> DealSample:
-    """`num_deals` exactly uniform deals as a DealSample (one stratum, equal weights)."""
+    """`num_deals` (at least 1) exactly uniform deals of `view`'s unseen cards, as a DealSample
+    (one stratum, equal weights); `rng` draws them."""
     if num_deals < 1:
         raise ValueError(f"num_deals must be >= 1, got {num_deals}")
     cards, sizes, voids, others = view_constraints(view)
@@ -202,8 +227,15 @@ def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
          draws: int = 1, belief=None, hands=None) -> DealSample:
     """`draws` x the configured number of deals (per stratum, or uniform) for `view`.
 
-    belief: [52, 4] card-location probabilities (method=belief). hands: the true current hands
-    (4 masks; the oracle methods, given by the evaluation arena only)."""
+    Args:
+        view: the deciding seat's information.
+        config: the sampling settings; `config.method` picks the sampler.
+        rng: the random source of the draws.
+        draws: multiplies the number of deals (per stratum where there are strata).
+        belief: [52, 4] card-location probabilities over absolute seats (the belief methods).
+        hands: the true current hands, 4 masks (the oracle methods; given by the evaluation
+            arena only).
+    """
     if config.method == "stratified":
         return sample_stratified(view, config.num_important, config.per_stratum * draws, rng,
                                  config.stratum_weights)

@@ -143,9 +143,15 @@ def _grouping(cards, sizes, voids, fixed):
 
 
 def count_assignments(cards, sizes, voids, fixed=None) -> int:
-    """Exact number of ways to deal `cards` [U] to three seats with `sizes` (3,) cards each,
-    none in a suit of its `voids` (3,) 4-bit masks, `fixed` [U] (-1 free, else seat 0..2)
-    pinned. 0 when the voids or pins allow none; ValueError for malformed input."""
+    """Exact number of ways to deal `cards` to three seats; 0 when the voids or pins allow none,
+    ValueError for malformed input.
+
+    Args:
+        cards: [U] card ids to deal.
+        sizes: (3,) cards each seat gets, summing to U.
+        voids: (3,) 4-bit masks of the suits each seat may not hold.
+        fixed: None, or [U] int: -1 for a free card, else the seat 0..2 it is pinned to.
+    """
     cards, sizes, voids, fixed = _check_inputs(cards, sizes, voids, fixed)
     if fixed is not None and fixed.ndim != 1:
         raise ValueError("count_assignments takes fixed of shape [U]")
@@ -188,12 +194,20 @@ def _sample_free(cards, sizes, voids, fixed, num, rng) -> np.ndarray:
 
 def sample_assignment(cards, sizes, voids, num: int, rng: np.random.Generator,
                       fixed=None) -> np.ndarray:
-    """Deal `cards` [U] to three seats, exactly uniformly over consistent assignments.
+    """Deal `cards` to three seats, exactly uniformly over consistent assignments. Raises
+    ValueError when no assignment is consistent.
 
-    sizes (3,): cards per seat. voids (3,): 4-bit suit masks a seat may not hold. fixed: None,
-    [U] or [num, U] int with -1 for a free card and 0..2 for a card pinned to that seat (per
-    draw when 2-D; each draw is then uniform given its own pins). Returns [num, U] int8 seat
-    indices 0..2. Raises ValueError when no assignment is consistent.
+    Args:
+        cards: [U] card ids to deal.
+        sizes: (3,) cards per seat, summing to U.
+        voids: (3,) 4-bit masks of the suits each seat may not hold.
+        num: how many assignments to draw.
+        rng: the random source of the draws.
+        fixed: None, [U] or [num, U] int with -1 for a free card and 0..2 for a card pinned to
+            that seat (per draw when 2-D; each draw is then uniform given its own pins).
+
+    Returns:
+        [num, U] int8 seat indices 0..2.
     """
     cards, sizes, voids, fixed = _check_inputs(cards, sizes, voids, fixed)
     num = int(num)
@@ -212,8 +226,16 @@ def sample_assignment(cards, sizes, voids, num: int, rng: np.random.Generator,
 
 
 def view_constraints(view: InfoView):
-    """The sampling problem of a view: (cards [U] int64 unseen, sizes (3,), voids (3,),
-    others (3,)) where others[j] is the seat (view.seat + 1 + j) % 4."""
+    """The sampling problem of a view; ValueError when the view contradicts itself.
+
+    Args:
+        view: the deciding seat's information.
+
+    Returns:
+        (cards [U] int64 unseen, sizes (3,), voids (3,), others (3,)) where others[j] is the
+        seat (view.seat + 1 + j) % 4 and sizes and voids are those seats' hand sizes and
+        4-bit void masks.
+    """
     others = tuple((view.seat + 1 + j) % 4 for j in range(3))
     hand = view.hand
     played = 0
@@ -232,24 +254,42 @@ def view_constraints(view: InfoView):
 
 
 def count_consistent_deals(view: InfoView) -> int:
-    """Exact number of deals of view.unseen to the other seats consistent with sizes and voids."""
+    """Exact number of deals of the unseen cards to the other seats consistent with `view`'s
+    hand sizes and voids."""
     cards, sizes, voids, _ = view_constraints(view)
     return count_assignments(cards, sizes, voids)
 
 
 def sample_owners(view: InfoView, num_deals: int, rng: np.random.Generator) -> np.ndarray:
-    """Owner seat of every card per sampled deal, [num_deals, 52] int8: -1 for played cards,
-    view.seat for the viewer's hand, another seat for each unseen card (exactly uniform over
-    consistent deals). Raises ValueError when no deal is consistent."""
+    """Deals of the unseen cards, exactly uniform over those consistent with `view`. Raises
+    ValueError when no deal is consistent.
+
+    Args:
+        view: the deciding seat's information.
+        num_deals: how many deals to draw.
+        rng: the random source of the draws.
+
+    Returns:
+        [num_deals, 52] int8 owner seat of every card per deal: -1 for played cards, view.seat
+        for the viewer's hand, another seat for each unseen card.
+    """
     cards, sizes, voids, others = view_constraints(view)
     assign = sample_assignment(cards, sizes, voids, num_deals, rng)  # [D, U]
     return assignment_owners(view, cards, others, assign)
 
 
 def assignment_owners(view: InfoView, cards: np.ndarray, others, assign: np.ndarray) -> np.ndarray:
-    """Owners [D, 52] int8 of sampled assignments `assign` [D, U] of the view's unseen `cards`
-    [U] to `others` (3,) (as returned by view_constraints): -1 played, view.seat for the
-    viewer's own hand."""
+    """Whole deals from sampled assignments of the unseen cards.
+
+    Args:
+        view: the deciding seat's information.
+        cards: [U] the view's unseen cards, as view_constraints returns them.
+        others: (3,) the other seats, as view_constraints returns them.
+        assign: [D, U] index into `others` of each card's seat, per deal.
+
+    Returns:
+        [D, 52] int8 owners: -1 played, view.seat for the viewer's own hand.
+    """
     base = np.full(NUM_CARDS, -1, dtype=np.int8)
     base[mask_to_cards(view.hand)] = view.seat
     out = np.tile(base, (assign.shape[0], 1))  # [D, 52]
@@ -273,5 +313,6 @@ def owners_to_hands(owners) -> np.ndarray:
 
 
 def sample_hands(view: InfoView, num_deals: int, rng: np.random.Generator) -> np.ndarray:
-    """[num_deals, 4] uint64 hand masks of sampled deals (see sample_owners)."""
+    """[num_deals, 4] uint64 hand masks of deals drawn as sample_owners draws them, from the
+    same arguments."""
     return owners_to_hands(sample_owners(view, num_deals, rng))

@@ -34,11 +34,15 @@ class MCTSConfig:
     agents/scrofazero_agent.py play_search, halves that over twice the deals)."""
 
     c_uct: NonNegative = 30.0  # UCB1 exploration constant, in points
-    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0  # simulations per root = budget_base + budget_per_legal x legal cards
-    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2  # simulations per legal card at the root
-    selection: str = "ucb"  # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
+    # simulations per root = budget_base + budget_per_legal x legal cards
+    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0
+    # simulations per legal card at the root
+    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2
+    # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
+    selection: str = "ucb"
     c_puct: NonNegative = 60.0  # PUCT exploration constant, in points (selection=puct only)
-    search_forced: bool = False  # search roots with one legal card too (self-play records all 52 plies)
+    # search roots with one legal card too (self-play records all 52 plies)
+    search_forced: bool = False
 
     def __post_init__(self):
         if self.selection not in SELECTIONS:
@@ -49,7 +53,15 @@ class MCTSConfig:
 def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
     """Refuse search settings that make no sense for a player or for self-play (a zero budget
     plays the lowest card; negative or non-finite constants break the search; a huge budget
-    allocates until killed), naming the setting."""
+    allocates until killed), naming the setting.
+
+    Args:
+        config: the search settings to check.
+        where: the settings' prefix in error messages, e.g. "search" or "scrofazero.search".
+
+    Returns:
+        `config` itself, unchanged; a bad value raises a ValueError instead.
+    """
     MCTSConfig.__post_init__(config)
     check_bounds(config, where)
     if config.budget_base + config.budget_per_legal < 1:
@@ -94,7 +106,11 @@ UCB_LOG_FACTOR = 2.0
 
 def log_table(max_visits: int) -> np.ndarray:
     """2 ln(n) for n = 0..max_visits [N+1] float64, computed once so that both search paths use
-    bit-identical values (ln 0 is never used: a node with an expanded child has n >= 1)."""
+    bit-identical values (ln 0 is never used: a node with an expanded child has n >= 1).
+
+    Args:
+        max_visits: the largest visit count N the table must cover.
+    """
     with np.errstate(divide="ignore"):
         return UCB_LOG_FACTOR * np.log(np.arange(max_visits + 1, dtype=np.float64))
 
@@ -319,11 +335,19 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     a first step runs each root's opening simulations (one per legal child, up to its budget)
     together.
 
-    roots: a batch of B non-terminal states. rng: accepted (train/selfplay.py passes its
-    generator) but never drawn from: ties break to the lowest action index, so the search is
-    deterministic. budget_scale [B] (optional): each root's budget times this factor, at least
-    one simulation per legal card (playout-cap randomisation's cheap searches).
-    Returns a SearchResult ([B, A] root statistics from each root mover's seat).
+    Ties break to the lowest action index, so the search is deterministic.
+
+    Args:
+        game: the rules, pure functions over batches of states (BatchedGame).
+        evaluator: leaf evaluation, states -> (logits [n, A], values [n, P] in points).
+        roots: a batch of B non-terminal states.
+        config: the search settings: selection rule, budget, exploration constants.
+        rng: accepted (train/selfplay.py passes its generator) but never drawn from.
+        budget_scale: optional [B] factor on each root's budget, rounded up and at least one
+            simulation per legal card (playout-cap randomisation's cheap searches).
+
+    Returns:
+        A SearchResult: [B, A] root statistics from each root mover's seat.
     """
     puct = _check_config(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
@@ -389,7 +413,17 @@ class _Node:
 def run_mcts_sequential(game: BatchedGame, evaluator: Evaluator, roots,
                         config: MCTSConfig) -> SearchResult:
     """The same search as run_mcts, one root after another and one evaluator call (batch of
-    one) per new leaf: the obviously correct reference and the per-leaf speed baseline."""
+    one) per new leaf: the obviously correct reference and the per-leaf speed baseline.
+
+    Args:
+        game: the rules, pure functions over batches of states (BatchedGame).
+        evaluator: leaf evaluation, called on batches of one state.
+        roots: a batch of B non-terminal states.
+        config: the search settings: selection rule, budget, exploration constants.
+
+    Returns:
+        A SearchResult: [B, A] root statistics from each root mover's seat, as run_mcts's.
+    """
     puct = _check_config(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
     budget, forced = root_budgets(legal, config)

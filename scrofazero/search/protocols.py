@@ -16,7 +16,11 @@ State = Any  # a batch of B states (e.g. StateBatch); opaque to search
 
 @runtime_checkable
 class BatchedGame(Protocol):
-    """A perfect-information game over batches of states; every function is pure."""
+    """A perfect-information game over batches of states; every function is pure.
+
+    The methods take `s`, a batch of B states (opaque to search); those that return arrays give
+    one row per state, in the batch's order.
+    """
 
     num_actions: int  # A
     num_players: int  # P
@@ -35,13 +39,27 @@ class BatchedGame(Protocol):
         """[B, P] value per seat (exact at terminal states)."""
 
     def step(self, s: State, actions: np.ndarray) -> State:
-        """New batch after playing actions [B] (legal, unchecked); `s` is left untouched."""
+        """New batch after playing actions [B] (legal, unchecked); `s` is left untouched.
+
+        Args:
+            s: a batch of B non-terminal states.
+            actions: [B] int, the action played in each row.
+        """
 
     def take(self, s: State, idx: np.ndarray) -> State:
-        """Rows `idx` of `s` as a new batch."""
+        """Rows `idx` of `s` as a new batch.
+
+        Args:
+            s: a batch of states.
+            idx: [n] int row indices, in the order wanted.
+        """
 
     def concat(self, batches: Sequence[State]) -> State:
-        """Batches stacked in order."""
+        """Batches stacked in order.
+
+        Args:
+            batches: batches of the same game, each any number of rows.
+        """
 
 
 @runtime_checkable
@@ -49,5 +67,12 @@ class Evaluator(Protocol):
     """Leaf evaluation for search."""
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
-        """(logits [B, A] float32, raw and unmasked; values [B, P] float32): values are the
-        expected FINAL returns per seat, in points."""
+        """Evaluate a batch of states for search.
+
+        Args:
+            states: a batch of B states (search sends only non-terminal ones).
+
+        Returns:
+            (logits [B, A] float32, raw and unmasked; values [B, P] float32): values are the
+            expected FINAL returns per seat, in points.
+        """

@@ -16,21 +16,34 @@ Seat = at_most(NUM_SEATS - 1, low=0)
 @dataclass
 class TinyCrewConfig(GameConfig):
     name: str = "tiny_crew"
-    leader: one_of(*LEADERS) = "seat0"  # who leads the first trick: seat0 | captain (the holder of S3)
+    # who leads the first trick: seat0 | captain (the holder of S3)
+    leader: one_of(*LEADERS) = "seat0"
     t1: Seat = 0  # seat owning T1 "win the red 3"
     t2: Seat = 1  # seat owning T2 "win exactly one blue card"
-    search_deals: Count = 20  # consistent deals the search player solves per decision (all when fewer)
-    improve_rounds: NonNegativeInt = 3  # rounds of exact best responses over the seats applied to the search policy
-    deal_stride: Count = 1  # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
-    crossplay: bool = False  # also train a second seed's improved search policy and cross-play the two
-    all_bounds: bool = False  # also the open-hand bound for every task assignment and both leader rules
-    method: one_of(*METHODS) = "cfr"  # train.py game=tiny_crew: cfr (chance-sampled CFR+) | mccfr (OpenSpiel's external sampling)
+    # consistent deals the search player solves per decision (all when fewer)
+    search_deals: Count = 20
+    # rounds of exact best responses over the seats applied to the search policy
+    improve_rounds: NonNegativeInt = 3
+    # evaluate every k-th deal only (quick checks and tests; exact figures need 1)
+    deal_stride: Count = 1
+    # also train a second seed's improved search policy and cross-play the two
+    crossplay: bool = False
+    # also the open-hand bound for every task assignment and both leader rules
+    all_bounds: bool = False
+    # train.py game=tiny_crew: cfr (chance-sampled CFR+) | mccfr (OpenSpiel's external sampling)
+    method: one_of(*METHODS) = "cfr"
     iterations: Count = 3000  # train.py: sampled deals (cfr) or iterations (mccfr)
-    eval_every: Count = 1000  # train.py: exact evaluation and policy checkpoint every this many iterations
-    max_states: Count = 16777216  # train.py cfr: stop with a clear error beyond this many information states
-    cfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=cfr
-    mccfr_policy: Optional[str] = None  # evaluate.py: a policy.npz written by train.py game.method=mccfr
-    improve_learned: NonNegativeInt = 0  # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per seat)
+    # train.py: exact evaluation and policy checkpoint every this many iterations
+    eval_every: Count = 1000
+    # train.py cfr: stop with a clear error beyond this many information states
+    max_states: Count = 16777216
+    # evaluate.py: a policy.npz written by train.py game.method=cfr
+    cfr_policy: Optional[str] = None
+    # evaluate.py: a policy.npz written by train.py game.method=mccfr
+    mccfr_policy: Optional[str] = None
+    # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per
+    # seat)
+    improve_learned: NonNegativeInt = 0
 
 
 def check_tiny_crew_inputs(cfg) -> None:

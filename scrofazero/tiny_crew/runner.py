@@ -98,8 +98,9 @@ def _print_report(result: dict, params) -> None:
 
 
 def _improved(setting: Setting, policy: TabularPolicy, rounds: int, steps: list) -> float:
-    """Exact best responses over the seats applied to a learned policy (the issue's "each
-    improved by the best-response iteration"); appends each accepted step to `steps`."""
+    """Exact best responses over the seats applied to a learned policy, the same improvement
+    the search player gets, so that the two compare on equal terms; appends each accepted step
+    to `steps`."""
     _, history = setting.improve(policy, max_rounds=rounds,
                                  log=lambda seat, v: steps.append({"seat": seat, "win_rate": v}))
     return history[-1]

@@ -378,11 +378,11 @@ def fit(data, out, hidden: int = 512, num_blocks: int = 2, epochs: float = 4.0,
         minutes = (time.perf_counter() - started) / 60
         if (step + 1) % per_epoch == 0 or last or (max_minutes and minutes > max_minutes):
             val_loss = _val_loss(net, val, device)
-            history.append({"step": step + 1, "train_loss": float(loss.detach()), "val_loss": val_loss,
-                            "minutes": minutes})
+            history.append({"step": step + 1, "train_loss": float(loss.detach()),
+                            "val_loss": val_loss, "minutes": minutes})
             if progress:
-                print(f"step {step + 1}/{steps} train {float(loss.detach()):.4f} val {val_loss:.4f} "
-                      f"{minutes:.1f} min", file=sys.stderr)
+                print(f"step {step + 1}/{steps} train {float(loss.detach()):.4f} "
+                      f"val {val_loss:.4f} {minutes:.1f} min", file=sys.stderr)
             summary = {"games": len(records), "train_games": len(train_g),
                        "val_games": len(val_g), "steps": step + 1, "batch": batch, "lr": lr,
                        "minutes": minutes, "history": history, **(meta or {})}

@@ -323,8 +323,9 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
     t = run.cfg.train
     model_file = save_model_file(run.dir / "eval_model.pt", run.model, run.step)
     raw = player_spec("raw")
-    # The paper's benchmark: uniform deals (the raw player's default since issue 34 is the belief
-    # network's deals, which would change what the training curves have always measured).
+    # The paper's benchmark: uniform deals. The raw player's default is the belief network's
+    # deals, which would change what the training curves measure and break their comparison
+    # with earlier runs and with the original's curve.
     settings = raw.settings_from({"num_deals": t.eval_raw_deals, "sampling": "uniform"})
     kwargs = {"raw": raw.arguments(settings,
                                    checkpoint=str(model_file))}
@@ -402,12 +403,12 @@ def _should_stop(run: Run) -> bool:
 # Settings that may differ on resume without being named: run length, logging, evaluation and
 # resources; everything else changes the run and must be allowed with resume_overrides=[...].
 ALWAYS_MAY_CHANGE = (
-    "resume", "resume_overrides", "resume_from", "run", "progress", "debug", "log_dir", "checkpoint_dir",
-    "train.max_minutes", "train.max_batches", "train.eval_every", "train.eval_deals",
-    "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
+    "resume", "resume_overrides", "resume_from", "run", "progress", "debug", "log_dir",
+    "checkpoint_dir", "train.max_minutes", "train.max_batches", "train.eval_every",
+    "train.eval_deals", "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
-    "train.device", "train.threads", "train.state_file", "train.state_moments", "train.state_weights",
-    "train.init_from", "distributed", "ray",
+    "train.device", "train.threads", "train.state_file", "train.state_moments",
+    "train.state_weights", "train.init_from", "distributed", "ray",
 )
 
 

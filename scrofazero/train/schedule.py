@@ -31,9 +31,11 @@ class PhaseConfig:
     replay_batches: Optional[int] = None  # None: as the phase before
     passes: Optional[int] = None  # None: as the phase before
     lr: Optional[float] = None  # Adam learning rate (None: as the phase before)
-    playout_full: Optional[float] = None  # fraction of plies searched in full and recorded (None: as before)
+    # fraction of plies searched in full and recorded (None: as before)
+    playout_full: Optional[float] = None
     search_scale: Optional[float] = None  # self-play's search budget times this (None: as before)
-    inference: Optional[str] = None  # self-play's network precision: float32 | bfloat16 (None: as before)
+    # self-play's network precision: float32 | bfloat16 (None: as before)
+    inference: Optional[str] = None
     hidden: Optional[list[int]] = None  # grow the network to these trunk widths (None: keep)
     num_blocks: Optional[int] = None  # grow to this many residual blocks (None: keep)
 

@@ -2,11 +2,11 @@
 
 Each ply, the games are searched in ONE run_mcts call (the evaluator sees all games' leaves
 together). With `search_forced` in the search config (the paper's training, docs/rules.md
-section 12) every one of the 52 plies is searched and recorded, so the last plies' exact final scores anchor the
-values before them; without it forced moves are played without search and not recorded. Targets
-follow docs/rules.md section 12: policy = softmax(beta * root Q) over legal cards,
-value = best root Q minus the mover's current team difference ("points still to come"), or,
-with outcome_weight > 0, a mix with the game's actual outcome minus that difference.
+section 12) every one of the 52 plies is searched and recorded, so the last plies' exact final
+scores anchor the values before them; without it forced moves are played without search and not
+recorded. Targets follow docs/rules.md section 12: policy = softmax(beta * root Q) over legal
+cards, value = best root Q minus the mover's current team difference ("points still to come"),
+or, with outcome_weight > 0, a mix with the game's actual outcome minus that difference.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class SelfPlayRecords:
     float32 (sums to 1 over legal, 0 elsewhere); value_target [M] float32 points still to come for
     the mover's team (the one trained on), mixed from search_value [M] (best root Q - current team
     difference, the paper's) and outcome_value [M] (the game's final team difference - current
-    one) by the outcome_weight of play_selfplay; seat [M] int8 mover; game [M] int32 and ply [M] int8 locate the position.
+    one) by the outcome_weight of play_selfplay; seat [M] int8 mover; game [M] int32 and ply [M]
+    int8 locate the position.
     Per game: deals [G, 52] int64, first_leader [G] int8, actions [G, 52] int8 cards in play
     order, final_returns [G, 4] float32. Totals: games, plies_searched (= M), simulations,
     evaluations (states sent to the evaluator), seconds (wall time). Auxiliary targets the game
@@ -202,8 +203,9 @@ def play_selfplay(
 
     evaluator: StateBatch -> (logits [B, 52], values [B, 4]); deals: [G, 52] or None (random from
     rng); first leaders are always drawn from rng. outcome_weight in [0, 1] mixes the trained
-    value target from the search target (0, the paper's) and the game's outcome (1). Moves are the argmax of root Q (the paper's
-    rule, no exploration noise). Same rng state -> same records for a deterministic evaluator.
+    value target from the search target (0, the paper's) and the game's outcome (1). Moves are the
+    argmax of root Q (the paper's rule, no exploration noise). Same rng state -> same records for
+    a deterministic evaluator.
 
     Playout-cap randomisation (KataGo) when full_fraction < 1: each searched ply gets the full
     budget with probability full_fraction and is recorded; the others get cheap_scale x the

@@ -1,4 +1,4 @@
-"""Warm start from Mr. Greed's play: supervised targets before self-play (issue 14, item 4).
+"""Warm start from Mr. Greed's play: supervised targets before self-play.
 
 As AlphaGo began from supervised play, a fresh run may first imitate the baseline: four Mr.
 Greeds play `games` random deals (each seat sees only its own view, as at the table), every
@@ -60,9 +60,9 @@ def greed_records(num_games: int, rng: np.random.Generator, greed_samples: int =
 
     Returns the replay fields (replay.FIELDS) for M = 52 x num_games positions: inputs [M, 434]
     uint8 (the 0/1 encoding; the learner casts to float), legal [M, 52] bool, policy_target
-    [M, 52] float32 one-hot on Greed's card, value_target [M] float32 final team difference - current one for the mover, seat [M] int8;
-    plus game [M] int32, ply [M] int8, deals [G, 52] int64, first_leader [G] int8,
-    final_returns [G, 4] float32, seconds (wall time of the games).
+    [M, 52] float32 one-hot on Greed's card, value_target [M] float32 final team difference -
+    current one for the mover, seat [M] int8; plus game [M] int32, ply [M] int8, deals [G, 52]
+    int64, first_leader [G] int8, final_returns [G, 4] float32, seconds (wall time of the games).
     """
     if num_games < 1:
         raise ValueError(f"num_games must be >= 1, got {num_games}")

@@ -10,12 +10,13 @@ seats only (failed asks); a set's constraints (an asker held one of some cards, 
 capacities (free cards dealt to each) couple everything. Free cards of unconstrained sets that
 any seat may hold form an exchangeable pool. Two exact ways:
 
-- set DP (`SetDP`, fish/belief/set_dp.py), the tracker's count with its backward pass kept: one item per constrained
-  set (every assignment of its free cards enumerated, checked, grouped by per-seat count vector
-  d) or per lone card with forbidden seats; a forward pass over the dense box of leftover
-  capacities, then backward sampling (the leftover the pool fills in proportion to F_K(r)
-  * multinomial(P; r), each item's d in proportion to w_d F_{k-1}(r + d), an assignment with
-  that d uniformly, the pool as a uniform permutation). Cost: count vectors times box states;
+- set DP (`SetDP`, fish/belief/set_dp.py), the tracker's count with its backward pass kept: one
+  item per constrained set (every assignment of its free cards enumerated, checked, grouped by
+  per-seat count vector d) or per lone card with forbidden seats; a forward pass over the dense
+  box of leftover capacities, then backward sampling (the leftover the pool fills in proportion
+  to F_K(r) * multinomial(P; r), each item's d in proportion to w_d F_{k-1}(r + d), an
+  assignment with that d uniformly, the pool as a uniform permutation). Cost: count vectors
+  times box states;
 - rejection (`_Problem.propose`), for early positions whose box is large but whose free cards are
   mostly in the pool: every constrained card drawn independently, card c at seat a with
   probability proportional to pi_a over c's allowed seats (pi fitted so the expected counts

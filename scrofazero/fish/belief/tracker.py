@@ -296,8 +296,10 @@ def _table_args(layout: _Layout, free, masks, sev, soft):
 
 def _likely_args(likely):
     """numba arrays of the AskModel factors for fast.set_table."""
-    return (np.array([e[0] for e in likely], np.int64), np.array([e[1] for e in likely], np.int64),
-            np.array([e[2] for e in likely], np.int64), np.array([e[3] for e in likely], np.float64),
+    return (np.array([e[0] for e in likely], np.int64),
+            np.array([e[1] for e in likely], np.int64),
+            np.array([e[2] for e in likely], np.int64),
+            np.array([e[3] for e in likely], np.float64),
             np.array([e[4] for e in likely], np.float64))
 
 

@@ -32,7 +32,8 @@ before (the turn went on) was to this target / in this set."""
 # Fitted by measure_habits on the six shipped recordings (579 asks, log-likelihood -2.66 per
 # ask against -4.05 for a uniform choice among the legal asks):
 # python -c "from scrofazero.fish.prediction.metric import load_recordings; from
-#   scrofazero.fish.prediction.habits import measure_habits; print(measure_habits(load_recordings()[0]))"
+#   scrofazero.fish.prediction.habits import measure_habits;
+#   print(measure_habits(load_recordings()[0]))"
 DEFAULT_HABITS = (4.52, -0.18, 0.40, -0.83, 1.31, 1.80, 2.52)
 
 

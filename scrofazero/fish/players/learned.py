@@ -1,12 +1,12 @@
-"""Learned Fish player (issue 16, item 3): one small scorer shared by every candidate move.
+"""Learned Fish player: one small scorer shared by every candidate move.
 
 The network never sees seat numbers or set ids. Each candidate move of the seat to move, an ask
 (target, card) or a call (set, the belief's most likely allocation within the team), becomes one
-feature vector (FEATURES) built from the seat's exact belief (fish/belief/tracker.py: P(seat holds card
-now)) and public counts, all invariant under relabelling the sets, the cards within a set and
-the seats within a team; the same MLP scores every vector, and the policy is the softmax over
-the candidates (illegal and masked ones are never candidates). So one set of weights plays 6
-and 8 players, and permuting sets or seats within teams permutes the scores (tested).
+feature vector (FEATURES) built from the seat's exact belief (fish/belief/tracker.py: P(seat
+holds card now)) and public counts, all invariant under relabelling the sets, the cards within a
+set and the seats within a team; the same MLP scores every vector, and the policy is the softmax
+over the candidates (illegal and masked ones are never candidates). So one set of weights plays
+6 and 8 players, and permuting sets or seats within teams permutes the scores (tested).
 
 Hard rules around the network (never learned, so never unlearned):
 - calls: a set whose every card is certainly with the team (the belief gives each card's holder
@@ -325,7 +325,8 @@ class LearnedPlayer:
             self.stats["right"] = self.stats.get("right", 0) + int(event.correct)
             if self._pending_call == "certain":
                 self.stats["certain_calls"] = self.stats.get("certain_calls", 0) + 1
-                self.stats["certain_right"] = self.stats.get("certain_right", 0) + int(event.correct)
+                self.stats["certain_right"] = (self.stats.get("certain_right", 0)
+                                               + int(event.correct))
         self._pending_call = None
         self.mind.observe(event)
 

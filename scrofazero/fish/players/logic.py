@@ -32,7 +32,8 @@ class LogicSettings:
     hides, so hide_margin does nothing there)."""
 
     soft: NonNegative = 0.0  # its tracker's soft ask evidence (0: pure logic)
-    hide_margin: Fraction = 0.0  # hit probability it may give up to ask in a set it has already shown
+    # hit probability it may give up to ask in a set it has already shown
+    hide_margin: Fraction = 0.0
 
 
 class RandomPlayer:

@@ -1,4 +1,4 @@
-"""Fish search player: determinized rollouts over the exact belief (issue 16, item 4).
+"""Fish search player: determinized rollouts over the exact belief.
 
 `SearchPlayer` ("search" in fish/players/roster.py) is the logic player (fish/players/logic.py)
 with another way of choosing its ask:

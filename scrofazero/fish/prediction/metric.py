@@ -176,8 +176,9 @@ def evaluate_predictions(games: Sequence[RecordedGame], soft: float = 0.0,
                          observers: Optional[Sequence[int]] = None, baseline: bool = False,
                          model: Optional[AskModel] = None, stride: int = 1) -> dict:
     """Accuracy over all games: {"accuracy", "predictions", "correct", "per_file": {name:
-    evaluate_game(...)}}; accuracy None when no game had a prediction. baseline=True: plain counting (own hand, transfers, calls and hand
-    counts; no ask evidence), the floor the logic has to beat."""
+    evaluate_game(...)}}; accuracy None when no game had a prediction. baseline=True: plain
+    counting (own hand, transfers, calls and hand counts; no ask evidence), the floor the logic
+    has to beat."""
     per_file = {game.name: evaluate_game(game, soft, observers, baseline, model, stride)
                 for game in games}
     return summarize(per_file)

@@ -21,8 +21,8 @@ MODEL_TIE = 1e-6  # the model computes in float32: closer than this is a tie, to
 
 def _argmax_other(probs: np.ndarray, observer: int, tie: float) -> np.ndarray:
     """[T, C] most likely seat other than the observer; seats within `tie` of the best count
-    as tied and the lowest wins (prediction/metric.py: 1e-12 on its strict count, 0 = plain argmax on
-    the count including certain cards)."""
+    as tied and the lowest wins (prediction/metric.py: 1e-12 on its strict count, 0 = plain
+    argmax on the count including certain cards)."""
     masked = probs.copy()
     masked[:, observer, :] = -1.0
     if tie <= 0:

@@ -61,12 +61,15 @@ class PredictorTraining:
     same way)."""
 
     data: str = "results/fish_predictor"  # folder of the simulated games (train/, val/)
-    games: Count = 200  # simulated training games per table size (generated into data/train when empty)
+    # simulated training games per table size (generated into data/train when empty)
+    games: Count = 200
     val_games: NonNegativeInt = 6  # simulated validation games per table size (data/val)
     table_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # table sizes trained on
-    mix: dict[str, Fraction] = field(default_factory=lambda: dict(DEFAULT_MIX))  # player kinds of the simulated games and their shares
+    # player kinds of the simulated games and their shares
+    mix: dict[str, Fraction] = field(default_factory=lambda: dict(DEFAULT_MIX))
     limit_games: Optional[Count] = None  # read at most this many training games
-    model: PredictorConfig = field(default_factory=PredictorConfig)  # the network (model.core=gru|lstm|transformer|none)
+    # the network (model.core=gru|lstm|transformer|none)
+    model: PredictorConfig = field(default_factory=PredictorConfig)
     steps: Count = 300  # Adam steps of `batch` sequences
     batch: Count = 8  # sequences per step
     lr: Positive = 3e-3  # Adam learning rate (cosine decay over the steps)

@@ -65,9 +65,11 @@ def card_id(code: str, num_players: int | None = None) -> int:
     is in that table's deck (no 8s or jokers with 8 players)."""
     card = _CARD_IDS.get(code)
     if card is None:
-        raise ValueError(f"unknown card {code!r}; codes are suit D/C/H/S + rank 2-9,T,J,Q,K,A, or *S / *B")
+        raise ValueError(f"unknown card {code!r}; codes are suit D/C/H/S + rank "
+                         "2-9,T,J,Q,K,A, or *S / *B")
     if num_players is not None and card >= num_cards(num_players):
-        raise ValueError(f"card {code} is not in the {num_players}-player deck (8s and jokers are removed)")
+        raise ValueError(f"card {code} is not in the {num_players}-player deck "
+                         "(8s and jokers are removed)")
     return card
 
 

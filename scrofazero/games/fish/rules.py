@@ -1,7 +1,7 @@
 """Fish (Literature) rules as plain Python (docs/rules.md section 17): deal, asks, calls, turn
-passing, score. The slow, obvious reference engine: it records public fish.events (Ask, Call) and never
-calls players; it knows nothing of agents, torch or belief trackers. Where the published rules are
-silent, the choices are listed in FishState's docstring.
+passing, score. The slow, obvious reference engine: it records public fish.events (Ask, Call)
+and never calls players; it knows nothing of agents, torch or belief trackers. Where the
+published rules are silent, the choices are listed in FishState's docstring.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ class Params:
     """num_players: 6 or 8. ask_held_allowed: the asker may ask for a card it holds (standard
     "no trolling" forbids it). ask_needs_other: the asker must hold a card of the set besides
     the asked one (docs/rules.md section 17); False lets a held asked card count, as the recorded
-    human games play (only matters with ask_held_allowed). calls: "any_time" (any seat may call between
-    moves) or "own_turn" (only the player to move). public_counts: hand counts are public, so
-    Call events carry `removed` per seat (else removed=None)."""
+    human games play (only matters with ask_held_allowed). calls: "any_time" (any seat may call
+    between moves) or "own_turn" (only the player to move). public_counts: hand counts are
+    public, so Call events carry `removed` per seat (else removed=None)."""
 
     num_players: int = 8
     ask_held_allowed: bool = False
@@ -219,8 +219,8 @@ class FishState:
         for set_id in sorted(per_set):
             for card in set_cards(set_id):
                 # docs/rules.md section 17: the asker holds another card of the set, and (no
-                # trolling) not this one; with trolling a held card needs a second card of its set, unless
-                # ask_needs_other is off
+                # trolling) not this one; with trolling a held card needs a second card of its
+                # set, unless ask_needs_other is off
                 if card not in hand or (held_ok and (per_set[set_id] >= 2 or not needs_other)):
                     cards.append(card)
         targets = [t for t in range(self.num_players)

@@ -2,9 +2,10 @@
 
 The batched state that search, self-play, the evaluator and the players use. Unlike the engine
 benchmark's LockstepRandomGames (benchmarks/lockstep_random.py: games in lockstep, tuned for
-random play), a `StateBatch` row can be at any point of any game, and `step` returns a new batch instead of mutating: this is what tree search
-needs (gather parents, step, store children). `GongzhuRules` exposes these functions as the
-batched-game protocol that search/ talks to. Checked against rules.GongzhuState in tests.
+random play), a `StateBatch` row can be at any point of any game, and `step` returns a new batch
+instead of mutating: this is what tree search needs (gather parents, step, store children).
+`GongzhuRules` exposes these functions as the batched-game protocol that search/ talks to.
+Checked against rules.GongzhuState in tests.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def step(s: StateBatch, actions, check: bool = True) -> StateBatch:
         ok[ok] = ((legal_bits(s)[ok] >> a[ok].astype(np.uint64)) & np.uint64(1)) == 1
         if not ok.all():
             row = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"row {row}: card {int(a[row])} is not legal for seat {int(seat[row])}")
+            raise ValueError(f"row {row}: card {int(a[row])} is not legal for seat "
+                             f"{int(seat[row])}")
     hands = s.hands.copy()
     hands[rows, seat] &= ~(np.uint64(1) << a.astype(np.uint64))
     trick = s.trick.copy()

@@ -127,7 +127,8 @@ def replay(record: GameRecord) -> GongzhuState:
         try:
             state.apply(card)
         except ValueError as err:
-            raise GameRecordError(f"{record.where}: move {ply} ({card_code(card)}): {err}") from None
+            raise GameRecordError(
+                f"{record.where}: move {ply} ({card_code(card)}): {err}") from None
     if record.score is not None:
         if not state.is_terminal():
             raise GameRecordError(f"{record.where}: a score is stated but only "

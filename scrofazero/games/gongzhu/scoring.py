@@ -2,7 +2,8 @@
 
 `pile_score_reference` states the rules of docs/rules.md section 3 literally on a list of cards;
 the fast paths are 65,536-entry tables indexed by a pile's 16-bit scoring mask (see cards.py),
-built with array operations and checked against the reference in tests/games/gongzhu/test_scoring.py.
+built with array operations and checked against the reference in
+tests/games/gongzhu/test_scoring.py.
 
 Mid-game rule (docs/rules.md section 4): while not all 16 scoring cards are captured, a pile
 whose only scoring card is C10 counts 0 (not +50); C10 with other cards doubles as usual.
