@@ -151,7 +151,7 @@ def main() -> None:
         from scrofazero.nn.network import PolicyValueNet  # the preset's network shape
         net = PolicyValueNet(hidden=list(run_cfg.model.hidden),
                              num_blocks=run_cfg.model.num_blocks)
-        weights = distributed._weights(net)
+        weights = distributed.weights_payload(net)
     result["object_store"] = object_store_overhead(ray, records, weights)
     base = result["settings"][0]
     for s in result["settings"]:

@@ -1,12 +1,12 @@
-"""Behaviour across refactors: evaluate.py plays exactly what it played before issue 24.
+"""Behaviour across refactors: evaluate.py plays exactly what it played before the run harness,
+the player registry and the settings checks came in, so none of them changed a move.
 
-tests/data/behaviour_7d7fc18.json holds what evaluate.py printed at commit 7d7fc18 (before the run
-harness, the player registry and the settings checks): the baseline matrix on 64 deals and the
-per-deal values of the full and raw players with the network shipped then (now
-models/scrofazero_small.pt) on 16 deals. Invariants: today's code gives the same matrix to the
-last digit and the same per-deal values (the first 4 deals here, each deal seeded on its own, so
-a prefix of the deals plays as it did within the 16); the full player is measured with the
-settings it had then, given explicitly (its defaults have changed since, docs/results.md).
+tests/data/behaviour_7d7fc18.json holds what evaluate.py printed at commit 7d7fc18 (before them):
+the baseline matrix on 64 deals and the per-deal values of the full and raw players with the network
+shipped then (now models/scrofazero_small.pt) on 16 deals. Invariants: today's code gives the same
+matrix to the last digit and the same per-deal values (the first 4 deals here, each deal seeded on
+its own, so a prefix of the deals plays as it did within the 16); the full player is measured with
+the settings it had then, given explicitly (its defaults have changed since, docs/results.md).
 """
 
 import json
@@ -37,9 +37,11 @@ def test_the_baseline_matrix_is_unchanged(tmp_path):
 
 def test_the_players_play_every_deal_as_before(tmp_path):
     then = BEFORE["wpg_full_16"]["settings"]
-    paper = [f"scrofazero.search.{k}={then['search'][k]}" for k in ("budget_base", "budget_per_legal")]
+    paper = [f"scrofazero.search.{k}={then['search'][k]}"
+             for k in ("budget_base", "budget_per_legal")]
     paper.append(f"scrofazero.sampling.per_stratum={then['sampling']['per_stratum']}")
-    # The defaults of then, which issue 34 changed (deals from the card-location network).
+    # The defaults of then, given explicitly: today's full player draws its deals from the
+    # card-location network by default.
     paper += [f"scrofazero.sampling.method={then['sampling']['method']}",
               f"scrofazero.sampling.num_deals={then['sampling']['num_deals']}",
               f"scrofazero.weighting.enabled={str(then['weighting']['enabled']).lower()}"]

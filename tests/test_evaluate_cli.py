@@ -1,18 +1,17 @@
 """evaluate.py entry point.
 
 Invariants: `--matrix` writes the documented JSON shape (players, margin, stderr, deals) with an
-antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed (or `opponent=NAME`, the same margin as
-the matrix's); bad input
-(unknown player, bad deal count, unreadable deal file) fails with a message naming it and writes
-no output file; `--wpg` measures the ScrofaZero player by default and writes wpg, stderr,
-deals, games and seconds_per_game; `--matrix` takes the network players and prints the
-intransitivity epsilon; mode=belief writes the belief diagnostic; without checkpoint=PATH the
-newest checkpoints/*/latest.pt is used, and a missing one is named. With several workers a
-player that cannot be built (an empty checkpoint, greed.num_samples=0) ends the run within seconds
-with a non-zero exit and a message naming the file or the setting. game=tiny_crew writes its
-exact report (computed in-process through entry.evaluate, what evaluate.py calls: a fresh
-process would spend most of its time compiling the numba core) and evaluate.py refuses an
-unknown leader rule.
+antisymmetric margin matrix; `--wpg` reports a player's margin against Mr. Greed (or
+`opponent=NAME`, the same margin as the matrix's); bad input (unknown player, bad deal count,
+unreadable deal file) fails with a message naming it and writes no output file; `--wpg` measures the
+ScrofaZero player by default and writes wpg, stderr, deals, games and seconds_per_game; `--matrix`
+takes the network players and prints the intransitivity epsilon; mode=belief writes the belief
+diagnostic; without checkpoint=PATH the newest checkpoints/*/latest.pt is used, and a missing one is
+named. With several workers a player that cannot be built (an empty checkpoint, greed.num_samples=0)
+ends the run within seconds with a non-zero exit and a message naming the file or the setting.
+game=tiny_crew writes its exact report (computed in-process through entry.evaluate, what evaluate.py
+calls: a fresh process would spend most of its time compiling the numba core) and evaluate.py
+refuses an unknown leader rule.
 """
 
 import json
@@ -202,7 +201,8 @@ def test_tiny_crew_report(tmp_path):
 
 
 def test_empty_checkpoint_with_two_workers_fails_fast(tmp_path):
-    # The issue's reproduction: this used to hang forever, restarting the pool's workers.
+    # A worker that dies building its player must end the run, not be restarted by the pool
+    # forever: the run would hang.
     empty = tmp_path / "zero.pt"
     empty.write_bytes(b"")
     out = tmp_path / "never.json"

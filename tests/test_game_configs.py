@@ -50,6 +50,10 @@ BEFORE = json.loads((ROOT / "tests" / "data" / "configs_b0b7147.json").read_text
 GONGZHU_GROUPS = ("model", "search", "train", "experiment")
 FLAT_NAMES = {"greed_samples": "greed.num_samples", "raw_deals": "raw.num_deals",
               "raw_mode": "raw.mode"}
+# The full player's defaults that moved when its deals began to come from the card-location
+# network (18 deals drawn from it, no IEC weights); every other setting resolves as it did.
+PLAYER_DEFAULTS_MOVED = ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
+                         "scrofazero.weighting.enabled"]
 
 
 def resolved(name, *overrides) -> dict:
@@ -87,7 +91,8 @@ def test_leader_is_tiny_crews_and_gongzhu_has_the_groups():
 @pytest.mark.parametrize("case", BEFORE["train"], ids=lambda c: " ".join(c["args"])[:40])
 def test_gongzhu_train_command_lines_resolve_as_before(case):
     old, new = case["config"], resolved("train", *case["args"])
-    if new["experiment"] == "cpu" and not any(a.startswith("train.schedule=") for a in case["args"]):
+    own_schedule = any(a.startswith("train.schedule=") for a in case["args"])
+    if new["experiment"] == "cpu" and not own_schedule:
         # The `cpu` preset's schedule gained two phases at its end (the shipped network's
         # lineage, models/scrofazero.md); what came before them is unchanged.
         added = [{k: v for k, v in phase.items() if v is not None}
@@ -95,9 +100,7 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
         assert added == [{"from_games": 276480, "lr": 1e-5},
                          {"from_games": 399360, "search_scale": 2.0}]
         new["train"]["schedule"] = new["train"]["schedule"][:-2]
-    # the player's defaults changed by issue 34, and only those
-    assert settings_changes(old, new, ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
-                                       "scrofazero.weighting.enabled"]) == []
+    assert settings_changes(old, new, PLAYER_DEFAULTS_MOVED) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale",
                                                        "train.state_weights", "train.inference"}
@@ -128,20 +131,19 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             assert now.pop("precision") == "float32"
             # the card-location network's file and calibration (used by method=belief only)
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
-            # changed since (issue 34): 18 deals from the card-location network, no IEC
+            # changed since, when the belief became the default: 18 deals from the
+            # card-location network, no IEC
             assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("belief", 18)
             assert now["weighting"]["enabled"] is False
             now["sampling"].update(method="stratified", num_deals=9)
             now["weighting"]["enabled"] = True
-        if name == "raw":  # new since: where the raw player's deals come from (issue 34)
+        if name == "raw":  # new since: where the raw player's deals come from
             assert now.pop("sampling") == "belief" and now.pop("beliefs") == ""
             assert now.pop("calibrate") == 20  # the belief deals' calibration, as the full player's
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
-    # the player's defaults changed by issue 34, and only those
-    assert settings_changes(old, new, ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
-                                       "scrofazero.weighting.enabled"]) == []
+    assert settings_changes(old, new, PLAYER_DEFAULTS_MOVED) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
     added = set(_flatten(new)) - set(_flatten(old))
     assert {k.split(".")[0] for k in added} - {"belief_opponent", "scrofazero", "opponent"} == {

@@ -6,8 +6,10 @@ Gongzhu stack never imports a side game; the side games never import each other;
 cycle between modules; imports inside functions are only of the optional OpenSpiel dependency; the
 tests folder mirrors the package. Within the table server, `serve.common` imports no other part of
 `serve`, each game's folder (`serve.gongzhu`, `serve.fish`) imports only itself and `serve.common`,
-and no module of `serve` imports another's private (`_name`) names. The checker itself is tested on
-a small made-up graph, so that a broken checker cannot pass silently.
+and no module of `serve` imports another's private (`_name`) names. No file of the tests imports a
+test module (what tests share lives in a conftest.py or in tests/helpers/), nor a helper as
+`tests.helpers.x` (beside `x`, that would load it twice). The checkers themselves are tested on
+small made-up inputs, so that a broken checker cannot pass silently.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "scrofazero"
+TESTS = ROOT / "tests"
 
 # Bottom first: a module may import its own layer's packages and those below. Packages that share
 # a layer may not import each other, except within the same package; nor may the side games.
@@ -302,6 +305,54 @@ def test_checker_accepts_a_clean_graph():
              "scrofazero.serve.gongzhu.hub": [], "scrofazero.serve.common.web": [],
              "scrofazero.serve.common.sockets": []}
     assert layering_errors(edges) == []
+
+
+def imports_of_tests(source: str, where: str) -> list[str]:
+    """One line per import in `source` (the text of file `where` under tests/) of a test module
+    (`test_x`, `tests.serve.test_x`, `from . import test_x`), or of a helper by its path as a
+    package (`tests.helpers.x`)."""
+    errors = []
+    for node in ast.walk(ast.parse(source, filename=where)):
+        if isinstance(node, ast.Import):
+            named = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            named = [module] + [f"{module}.{alias.name}".lstrip(".") for alias in node.names
+                                if alias.name.startswith("test_")]
+        else:
+            continue
+        for name in named:
+            if any(part.startswith("test_") for part in name.split(".")):
+                errors.append(f"{where}:{node.lineno} imports the test module {name}: move "
+                              "what it shares into a conftest.py or tests/helpers/")
+            elif _within(name, "tests.helpers"):
+                errors.append(f"{where}:{node.lineno} imports {name}: import a helper by its "
+                              "own name, as the other tests do")
+    return errors
+
+
+def test_no_test_imports_another():
+    errors = []
+    for path in sorted(TESTS.rglob("*.py")):
+        errors += imports_of_tests(path.read_text(), str(path.relative_to(ROOT)))
+    assert not errors, "\n".join(errors)
+
+
+@pytest.mark.parametrize("source,caught", [
+    ("from test_browser import server", True),
+    ("import test_messages", True),
+    ("def f():\n    from test_messages import doc_table", True),
+    ("from tests.serve.test_browser import play", True),
+    ("from . import test_browser", True),
+    ("from tests.helpers.composed import config", True),
+    ("from composed import config", False),
+    ("from browser_table import play_out_the_hand", False),
+    ("from scrofazero.serve.common.messages import Join", False),
+    ("import pytest", False),
+])
+def test_checker_catches_a_test_importing_a_test(source, caught):
+    errors = imports_of_tests(source, "tests/serve/test_x.py")
+    assert bool(errors) == caught, errors
 
 
 def test_tests_mirror_the_package():

@@ -1,4 +1,5 @@
-"""benchmarks/engine.py's batched engine (LockstepRandomGames) against the reference single-game engine (GongzhuState).
+"""benchmarks/engine.py's batched engine (LockstepRandomGames) against the reference
+single-game engine (GongzhuState).
 
 Invariants: over 2000 seeded random games (random leaders) and the shipped standard deals the
 batch agrees with the reference move by move: current player, legal mask, hands, voids, piles

@@ -48,8 +48,8 @@ def test_a_registered_player_plays_through_evaluate(toy, capsys):
     assert result["margin"][0][1] == -result["margin"][1][0] != 0
     lowest = evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=2"))
     assert lowest["margin"] != result["margin"]  # the setting reached the player
-    wpg = evaluate_gongzhu(evaluate_config("mode=wpg", "player=toy", "deals=1", "greed.num_samples=2",
-                                       "+toy.end=highest"))
+    wpg = evaluate_gongzhu(evaluate_config("mode=wpg", "player=toy", "deals=1",
+                                           "greed.num_samples=2", "+toy.end=highest"))
     assert wpg["settings"] == {"end": "highest"} and wpg["checkpoint"] is None
     capsys.readouterr()
 
@@ -60,7 +60,8 @@ def test_a_registered_player_plays_through_evaluate(toy, capsys):
 ])
 def test_a_registered_players_bad_setting_is_named(toy, override, message):
     with pytest.raises(ValueError, match=message):
-        evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=1", override))
+        evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=1",
+                                         override))
 
 
 def _get(server, path):

@@ -1,10 +1,11 @@
 """The shipped network's recorded 1024-deal evaluation is reproduced exactly (marked slow).
 
 Invariants: `python evaluate.py --wpg player=raw raw.sampling=uniform
-checkpoint=models/scrofazero.pt deals=1024` with the recorded seed gives, deal by deal, the values recorded in
-docs/figures/shipped_raw_1024.json (the model card's +28.4 (4.5)), and so the same WPG and
-standard error: the evaluation is deterministic and neither the network file, the rules, Mr.
-Greed, the sampler nor the raw player has changed what it plays. About 2-5 minutes on 2 cores.
+checkpoint=models/scrofazero.pt deals=1024` with the recorded seed gives, deal by deal, the
+values recorded in docs/figures/shipped_raw_1024.json (the model card's +28.4 (4.5)), and so
+the same WPG and standard error: the evaluation is deterministic and neither the network file,
+the rules, Mr. Greed, the sampler nor the raw player has changed what it plays. About 2-5
+minutes on 2 cores.
 """
 
 import json

@@ -49,8 +49,9 @@ def test_smoke_writes_checkpoint_events_and_eval(smoke_run):
 def test_evaluate_loads_the_checkpoint(smoke_run, tmp_path):
     base, _ = smoke_run
     out = tmp_path / "wpg.json"
-    proc = run("evaluate.py", "--wpg", "player=raw", f"checkpoint={base / 'ckpt' / 's' / 'latest.pt'}",
-               "deals=2", "workers=1", "progress=false", f"out={out}")
+    proc = run("evaluate.py", "--wpg", "player=raw",
+               f"checkpoint={base / 'ckpt' / 's' / 'latest.pt'}", "deals=2", "workers=1",
+               "progress=false", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(out.read_text())["player"] == "raw"
 

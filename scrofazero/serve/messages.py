@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from scrofazero.serve.common.messages import write_schema
 from scrofazero.serve.gongzhu.messages import schema_text
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m scrofazero.serve.messages PATH.json")
-    with open(sys.argv[1], "w", encoding="utf-8") as out:
-        out.write(schema_text())
+    write_schema(sys.argv, schema_text, "scrofazero.serve.messages")

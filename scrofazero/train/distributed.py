@@ -92,7 +92,10 @@ def run_training_ray(cfg) -> Run:
     return run_training(cfg, train_fn=lambda run, mcts: _train_ray(ray, run, mcts))
 
 
-def _weights(model: torch.nn.Module) -> dict:
+def weights_payload(model: torch.nn.Module) -> dict:
+    """A network's weights as the learner publishes them to the actors through Ray's object
+    store (and benchmarks/distributed.py times): its state dict as numpy arrays, copied off the
+    learner's tensors, which SelfPlayActor.play turns back into tensors."""
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
 
 
@@ -120,7 +123,7 @@ class _Actors:
     def publish(self) -> None:
         """The learner's weights as the newest version (version = learner step)."""
         self.version = self.run.step
-        self.weights_ref = self.ray.put(_weights(self.run.model))
+        self.weights_ref = self.ray.put(weights_payload(self.run.model))
 
     def submit(self, i: int) -> None:
         seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]

@@ -7,7 +7,8 @@ by name; a file without predictions has a null (never NaN) accuracy, and no pred
 an error naming the files; a slip in a user's transcript is reported with file and line and the
 rest still scored; mode=match writes a table per table size with win counts that add up and a
 95% interval around the win rate; model=PATH scores the learned predictor on the same
-positions, above its input tracker; bad players, modes and game counts fail with a message naming them.
+positions, above its input tracker; bad players, modes and game counts fail with a message
+naming them.
 """
 
 import json

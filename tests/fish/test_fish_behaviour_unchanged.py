@@ -7,8 +7,8 @@ the shipped predictor) and match runs of every player (random, logic, logic_open
 learned, under both call rules), each with the command line it had then (`args_before`) and
 the one that means the same today (`args`). Invariant: today's run gives every recorded number
 exactly (timing and file paths are not recorded); the learned player's runs read the scorer
-shipped then (tests/data/fish_learned_b0b7147.pt), since retrained. The quicker runs are checked by default, the
-rest with -m slow.
+shipped then (tests/data/fish_learned_b0b7147.pt), since retrained. The quicker runs are
+checked by default, the rest with -m slow.
 """
 
 import json

@@ -8,9 +8,10 @@ unknown card's column sums to 1, every row to the seat's hand count, known cards
 transfers) are exact, called sets are zero, and the true holder always has positive
 probability (also on a recorded human game); a failed ask zeroes (target, card) and, without
 trolling, (asker, card); the trolling variants accept exactly the asks their rules allow;
-relabelling seats within a team or cards within a set relabels the
-answer; the behaviour-aware ask model (AskModel) equals enumeration too, and its special cases
-equal the hard rules (weight 1) and no evidence (weight 0.5); an impossible event raises a ValueError naming it and leaves the tracker unchanged.
+relabelling seats within a team or cards within a set relabels the answer; the
+behaviour-aware ask model (AskModel) equals enumeration too, and its special cases equal the
+hard rules (weight 1) and no evidence (weight 0.5); an impossible event raises a ValueError
+naming it and leaves the tracker unchanged.
 """
 
 import math

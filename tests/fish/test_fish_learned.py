@@ -1,4 +1,5 @@
-"""The learned Fish player (fish/players/learned.py) and its trainer (fish/learning/, `train.py game=fish`).
+"""The learned Fish player (fish/players/learned.py) and its trainer (fish/learning/,
+`train.py game=fish`).
 
 Invariants: the learned player only makes legal moves at 6 and 8 players, in matches (forced
 calls included) and in the trainer's self-play (with helping); it never repeats an ask that
@@ -254,12 +255,14 @@ def _weights(path):
 
 
 def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
-    common = ("game=fish", "game.selfplay.train_sizes=[6]", "game.selfplay.games_per_update=1", "game.match.max_moves=40",
-              "game.selfplay.helping=[0.5,0.0]", f"checkpoint_dir={tmp_path / 'ck'}",
-              f"log_dir={tmp_path / 'runs'}")
+    common = ("game=fish", "game.selfplay.train_sizes=[6]", "game.selfplay.games_per_update=1",
+              "game.match.max_moves=40", "game.selfplay.helping=[0.5,0.0]",
+              f"checkpoint_dir={tmp_path / 'ck'}", f"log_dir={tmp_path / 'runs'}")
+    no_eval = "game.selfplay.eval_every=0"
     # a smoke run with an evaluation against logic at its end
-    entry.train(config("train", *common, "run=whole", "game.selfplay.updates=2", "game.selfplay.eval_every=2",
-                       "game.selfplay.eval_games=1", "game.match.table_sizes=[6]"))
+    entry.train(config("train", *common, "run=whole", "game.selfplay.updates=2",
+                       "game.selfplay.eval_every=2", "game.selfplay.eval_games=1",
+                       "game.match.table_sizes=[6]"))
     run = tmp_path / "ck" / "whole"
     assert {"latest.pt", "model.pt", "train.jsonl", "eval.jsonl"} <= {p.name for p in
                                                                        run.iterdir()}
@@ -272,9 +275,9 @@ def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
     assert list((tmp_path / "runs" / "whole").glob("events.out.tfevents.*"))
     assert isinstance(load_scorer(run / "model.pt"), Scorer)
     # the same run in two halves, the second resumed: the same weights at the end
-    entry.train(config("train", *common, "run=split", "game.selfplay.updates=1", "game.selfplay.eval_every=0"))
+    entry.train(config("train", *common, "run=split", "game.selfplay.updates=1", no_eval))
     half = _weights(tmp_path / "ck" / "split" / "latest.pt")
-    entry.train(config("train", *common, "run=split", "game.selfplay.updates=2", "game.selfplay.eval_every=0",
+    entry.train(config("train", *common, "run=split", "game.selfplay.updates=2", no_eval,
                        "resume=true"))
     whole, split = _weights(run / "latest.pt"), _weights(tmp_path / "ck" / "split" / "latest.pt")
     assert all(torch.equal(whole[k], split[k]) for k in whole)
@@ -290,8 +293,8 @@ def test_train_resume_refuse_and_evaluate(tmp_path, capsys, monkeypatch):
     # evaluate.py plays the trained model (the checkpoint option reaches the player)
     out = tmp_path / "match.json"
     entry.evaluate(config("evaluate", "game=fish", "mode=match", "players=[learned,logic]",
-                          f"checkpoint={run / 'model.pt'}", "game.match.games=1", "game.match.max_moves=40",
-                          "game.match.table_sizes=[6]", f"out={out}"))
+                          f"checkpoint={run / 'model.pt'}", "game.match.games=1",
+                          "game.match.max_moves=40", "game.match.table_sizes=[6]", f"out={out}"))
     result = json.loads(out.read_text())
     table = result["tables"]["6"]
     assert table["games"] == 2 and result["settings"]["checkpoint"] == str(run / "model.pt")

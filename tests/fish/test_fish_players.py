@@ -1,4 +1,5 @@
-"""Fish players (fish/players/: logic.py, the roster and the FishPlayer protocol), their views (FishState.view) and the match runner (fish/match.py).
+"""Fish players (fish/players/: logic.py, the roster and the FishPlayer protocol), their views
+(FishState.view) and the match runner (fish/match.py).
 
 Invariants: random and logic players only make legal moves and every game ends; a call the
 logic player makes because its team's allocation is certain is always correct; the logic player
@@ -153,6 +154,11 @@ def test_hiding_prefers_a_set_already_shown():
     assert moves["logic_open"] == AskMove(3, card_id("HQ"))
 
 
+def seeded_player(name: str) -> FishPlayer:
+    """The roster's player `name`, seeded (the learned one with an untrained scorer)."""
+    return make_fish_player(name, seed=1, **({"model": Scorer()} if name == "learned" else {}))
+
+
 def test_the_roster_is_a_table_of_players_that_follow_the_protocol():
     """Every FISH_PLAYERS entry builds, from its settings dataclass, a FishPlayer; a settings
     field given by keyword reaches the player; a name or argument it does not have is refused
@@ -160,7 +166,7 @@ def test_the_roster_is_a_table_of_players_that_follow_the_protocol():
     assert set(FISH_PLAYERS) == {"random", "logic", "logic_open", "search", "learned"}
     for name, spec in FISH_PLAYERS.items():
         assert spec.name == name and spec.about and dataclasses.is_dataclass(spec.settings)
-        player = make_fish_player(name, seed=1, **({"model": Scorer()} if name == "learned" else {}))
+        player = seeded_player(name)
         assert isinstance(player, FishPlayer), name
     assert make_fish_player("random", call_prob=0.25).call_prob == 0.25
     assert make_fish_player("logic", settings=LogicSettings(hide_margin=0.1)).hide_margin == 0.1
@@ -177,7 +183,7 @@ def test_a_players_belief_is_its_exact_belief_or_none():
     game = FishState.deal(Params(num_players=6), 3, first_player=0)
     hand = game.view(0).hand
     for name in FISH_PLAYERS:
-        player = make_fish_player(name, seed=1, **({"model": Scorer()} if name == "learned" else {}))
+        player = seeded_player(name)
         player.reset(6, 0, hand)
         probs = player.belief()
         if name == "random":

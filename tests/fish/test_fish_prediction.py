@@ -10,7 +10,7 @@ score between 0 and 1.
 
 import numpy as np
 import pytest
-from test_fish_belief import random_game
+from fish_games import random_game
 
 from scrofazero.fish.prediction.metric import (
     evaluate_game,

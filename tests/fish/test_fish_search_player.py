@@ -179,7 +179,8 @@ EXACT_CASES = [(6, {}), (8, {}), (8, {"ask_held_allowed": True})]
 def test_sampler_draws_every_consistent_deal_equally_often(num_players, params, method):
     """On late positions small enough to enumerate (10 to 60 consistent deals), 150 draws per
     deal on average (rejection may find fewer within its budget, but at least 15 per deal, enough
-    for the chi-square approximation); the chi-square statistic of the counts against uniform must stay below its 1e-4 quantile."""
+    for the chi-square approximation); the chi-square statistic of the counts against uniform
+    must stay below its 1e-4 quantile."""
     checked = 0
     for seed in range(40):
         state = random_game(seed, num_players, **params)

@@ -1,5 +1,6 @@
-"""Kill a training command with SIGKILL at a random moment after its first checkpoint, for the
-exact-resume tests of the three trainers."""
+"""Kill a training command with SIGKILL at a random moment after its first checkpoint, and
+compare what the killed-and-resumed run left with an uninterrupted one's, for the exact-resume
+tests of the three trainers."""
 
 import os
 import random
@@ -80,3 +81,17 @@ class GlobalRandom:
         random.setstate(self.states[0])
         np.random.set_state(self.states[1])
         torch.set_rng_state(self.states[2])
+
+
+def eval_steps_in_tensorboard(log_dir: Path) -> list[int]:
+    """The steps of every evaluation the run in `log_dir` logged to tensorboard (its eval/wpg_raw
+    scalar), sorted: a resumed run must log each one exactly once, as eval.jsonl does."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps = []
+    for events in sorted(log_dir.glob("events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        if "eval/wpg_raw" in acc.Tags()["scalars"]:
+            steps += [e.step for e in acc.Scalars("eval/wpg_raw")]
+    return sorted(steps)

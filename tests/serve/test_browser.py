@@ -3,120 +3,46 @@ the scores the page shows are the rules engine's; the replay page steps to the s
 table fits a phone and a laptop screen.
 
 Runs `python play.py` in a subprocess (as a user does) and Debian's Chromium through the
-playwright package. The screenshots of docs/figures are made by tests/serve/test_screenshots.py.
+playwright package (the fixtures of tests/serve/conftest.py). The screenshots of docs/figures
+are made by tests/serve/test_screenshots.py.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-import threading
 import time
 import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
+from browser_table import (
+    CARDS,
+    LAPTOP,
+    LEGAL,
+    PHONE,
+    browser_page,
+    open_table,
+    play_cards,
+    play_out_the_hand,
+    watched,
+)
 from gongzhu_replay import replayed, replayed_team
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
 from scrofazero.games.gongzhu.deals import load_deals
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-FIGURES = REPO / "docs" / "figures"
 DEAL = 7  # a standard deal
 OTHERS = {1: "greed", 2: "scrofazero", 3: "random"}  # fast bots, one ScrofaZero for its thinking
 TWINS = {1: "scrofazero", 2: "greed", 3: "scrofazero"}  # two seats of the same name
-SCREENS = {"phone": (390, 844), "laptop": (1280, 800)}
-URL_LINE = re.compile(r"ScrofaZero tables: (http://\S+/)")
+FAST = {1: "greed", 2: "random", 3: "greed"}  # bots that answer at once
+SCREENS = {"phone": PHONE, "laptop": LAPTOP}
 PLAYED: dict = {}  # the game played in the browser, for the replay test
-
-
-class Server:
-    def __init__(self, proc: subprocess.Popen, url: str, output: list[str]):
-        self.proc, self.url, self.output = proc, url, output
-
-    def get(self, path: str):
-        with urllib.request.urlopen(self.url + path.lstrip("/"), timeout=10) as response:
-            return json.loads(response.read())
-
-    def post(self, path: str, body: dict):
-        request = urllib.request.Request(self.url + path.lstrip("/"), data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("play")
-    proc = subprocess.Popen([sys.executable, "play.py", "port=0", f"db={tmp / 'records.sqlite'}",
-                             "seed=0", "torch_threads=1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output: list[str] = []
-    found = threading.Event()
-
-    def drain():  # read everything so the server never blocks on a full pipe
-        for line in proc.stdout:
-            output.append(line)
-            if URL_LINE.search(line):
-                found.set()
-        found.set()
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        found.wait(timeout=60)
-        match = next((URL_LINE.search(line) for line in output if URL_LINE.search(line)), None)
-        if match is None:
-            pytest.fail("python play.py printed no URL line; its output:\n" + "".join(output))
-        yield Server(proc, match.group(1), output)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        reader.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"the browser tests need Chromium at {CHROMIUM} (Debian: apt-get install "
-                    "chromium); it is missing")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the browser tests need the playwright Python package (pip install playwright)")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.errors = []
-    page.on("pageerror", lambda err: page.errors.append(f"page error: {err}"))
-    page.on("console", lambda m: page.errors.append(f"console: {m.text}") if m.type == "error"
-            else None)
-    try:
+    """A page of its own at 1440x1000; a console error counts as a script error too."""
+    with browser_page(browser, {"width": 1440, "height": 1000}, console=True) as page:
         yield page
-    finally:
-        context.close()
 
 
 def engine_result(game: dict) -> dict:
@@ -157,8 +83,10 @@ def reviewed_tricks(page) -> list[dict]:
     while True:
         box = page.get_by_test_id("last-trick")
         cards = box.locator(".last-card")
-        tricks.append({"cards": cards.evaluate_all("cs => cs.map(c => c.querySelector('[data-card]').dataset.card)"),
-                       "seats": [int(x) for x in cards.evaluate_all("cs => cs.map(c => c.dataset.seat)")],
+        codes = cards.evaluate_all(
+            "cs => cs.map(c => c.querySelector('[data-card]').dataset.card)")
+        seats = cards.evaluate_all("cs => cs.map(c => c.dataset.seat)")
+        tricks.append({"cards": codes, "seats": [int(x) for x in seats],
                        "winner": int(box.get_attribute("data-winner"))})
         nxt = page.get_by_test_id("trick-review-next")
         if not nxt.is_enabled():
@@ -170,6 +98,11 @@ def reviewed_tricks(page) -> list[dict]:
 
 def texts(page, testid_pattern: str, n: int) -> list[str]:
     return [page.get_by_test_id(testid_pattern.format(i)).inner_text().strip() for i in range(n)]
+
+
+def finished_id(page) -> int:
+    """The id of the game the page's end-of-hand summary is about."""
+    return int(page.get_by_test_id("game-over").get_attribute("data-game-id"))
 
 
 def open_thinking_on_a_searched_move(page) -> dict:
@@ -187,7 +120,8 @@ def open_thinking_on_a_searched_move(page) -> dict:
     box = panel.get_by_test_id("thinking-list").bounding_box()
     for chip in items.all():
         b = chip.bounding_box()
-        assert box["y"] <= b["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 0.5, (b, box)
+        assert box["y"] <= b["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 0.5, (
+            b, box)
     # pick an earlier move first: the panel follows the pick
     first_ply = items.first.get_attribute("data-ply")
     items.first.click()
@@ -227,7 +161,7 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
     page.get_by_test_id("create").click()
 
     # the person's cards at the start are their dealt hand, sorted by suit (S H D C) and rank
-    hand = page.locator("#hand button[data-card]")
+    hand = page.locator(CARDS)
     expect(hand).to_have_count(13)
     shown = hand.evaluate_all("cards => cards.map(c => c.dataset.card)")
     dealt = [card_code(int(c)) for c in load_deals()[DEAL][:13]]
@@ -246,7 +180,7 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
             " || document.querySelector('#hand button[data-card]:not(:disabled)')")
         if over.is_visible():
             break
-        enabled = page.locator("#hand button[data-card]:not(:disabled)")
+        enabled = page.locator(LEGAL)
         dimmed = page.locator("#hand button[data-card]:disabled")
         if not checked_dim and dimmed.count():
             # a dimmed card cannot be played: clicking it sends nothing and changes nothing
@@ -293,8 +227,8 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
 
     # every trick of the hand can be reviewed, as played, with the seat that took it
     moves = game["moves"]
-    want_tricks = [{"cards": [m["card"] for m in moves[i:i + 4]], "seats": [m["seat"] for m in moves[i:i + 4]]}
-                   for i in range(0, 52, 4)]
+    want_tricks = [{"cards": [m["card"] for m in moves[i:i + 4]],
+                    "seats": [m["seat"] for m in moves[i:i + 4]]} for i in range(0, 52, 4)]
     for trick in want_tricks:
         trick["winner"] = trick_winner(trick["cards"], trick["seats"])
     assert reviewed_tricks(page) == want_tricks
@@ -392,7 +326,8 @@ def test_replay_page_steps_to_the_final_scores(server, page, finished_game):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     expect(label).to_have_text("move 2 / 52")
-    assert page.evaluate("() => [scrollX, document.documentElement.scrollWidth <= innerWidth]") == [0, True]
+    scrolled = page.evaluate("() => [scrollX, document.documentElement.scrollWidth <= innerWidth]")
+    assert scrolled == [0, True]
     assert not page.errors, page.errors
 
 
@@ -431,8 +366,9 @@ def test_rules_page_is_reachable_from_the_table(server, page):
 def inside(box: dict | None, width: int, height: int) -> bool:
     """Whether a bounding box lies on the screen; None (an element not laid out at that
     moment, e.g. re-drawn while a move arrives) is not."""
-    return box is not None and (box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5
-            and box["y"] + box["height"] <= height + 0.5)
+    return box is not None and (box["x"] >= 0 and box["y"] >= 0
+                                and box["x"] + box["width"] <= width + 0.5
+                                and box["y"] + box["height"] <= height + 0.5)
 
 
 @pytest.mark.parametrize("screen", sorted(SCREENS))
@@ -442,21 +378,11 @@ def test_the_table_fits_the_screen(server, browser, screen, tmp_path):
     have labels of their own everywhere."""
     from playwright.sync_api import expect
 
-    width, height = SCREENS[screen]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
-        page.goto(server.url)
-        expect(page.get_by_test_id("create")).to_be_enabled()
-        for seat, kind in TWINS.items():
-            page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
-        page.get_by_test_id("deal-number").fill(str(DEAL))
-        page.get_by_test_id("create").click()
-        hand = page.locator("#hand button[data-card]")
-        expect(hand).to_have_count(13)
+    size = SCREENS[screen]
+    width, height = size["width"], size["height"]
+    with browser_page(browser, size) as page:
+        open_table(page, server.url, TWINS, DEAL)
+        hand = page.locator(CARDS)
 
         def check_fit(cards: int) -> None:
             page.mouse.move(0, 0)  # no card lifted by the pointer
@@ -483,22 +409,19 @@ def test_the_table_fits_the_screen(server, browser, screen, tmp_path):
             check_fit(cards)
 
         settled_fit(13)
-        for played in range(1, 5):  # a hand in progress
-            page.locator("#hand button[data-card]:not(:disabled)").first.click()
-            expect(hand).to_have_count(13 - played)
-        page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+        play_cards(page, 4)  # a hand in progress
+        page.wait_for_selector(LEGAL)
         settled_fit(9)
         left, right = (page.get_by_test_id(f"seat-name-{s}").inner_text() for s in (1, 3))
         assert (left, right) == ("ScrofaZero (left)", "ScrofaZero (right)")
         log = page.get_by_test_id("log").inner_text()
         assert "ScrofaZero (left) played" in log and "ScrofaZero (right) played" in log
-        names = page.locator("#trick-area .trick-name, [data-testid=last-trick] .hint").all_inner_texts()
+        names = page.locator("#trick-area .trick-name, "
+                             "[data-testid=last-trick] .hint").all_inner_texts()
         assert "ScrofaZero" not in [n.strip() for n in names]  # never the bare, shared name
         page.screenshot(path=str(tmp_path / f"play_{screen}.png"))
         assert (tmp_path / f"play_{screen}.png").stat().st_size > 10_000
-        assert not errors, errors
-    finally:
-        context.close()
+        assert not page.errors, page.errors
 
 
 def test_join_link_takes_the_seat(server, page):
@@ -511,12 +434,12 @@ def test_join_link_takes_the_seat(server, page):
     # the invited person says who they are, and the table (and its records) call them so
     page.get_by_test_id("join-name").fill("Alice")
     page.get_by_test_id("join-button").click()
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.locator(CARDS)).to_have_count(13)
     expect(page.get_by_test_id("seat-name-2")).to_have_text("You")
     listed = next(t for t in server.get("/api/tables") if t["table"] == table)
     assert listed["players"][2]["name"] == "Alice"
     page.reload()  # the seat is kept for the tab: no second question
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.locator(CARDS)).to_have_count(13)
     expect(page.get_by_test_id("join")).to_be_hidden()
     expect(page.locator("#slot-bottom [data-testid=seat-2]")).to_have_count(1)  # self at bottom
     expect(page.locator("#slot-top [data-testid=seat-0]")).to_have_count(1)  # partner on top
@@ -530,23 +453,6 @@ def test_join_link_takes_the_seat(server, page):
     assert not page.errors, page.errors
 
 
-def play_out_the_hand(page) -> int:
-    """Click the first legal card until the hand is over; the cards played."""
-    over = page.get_by_test_id("game-over")
-    played = 0
-    while True:
-        page.wait_for_function(
-            "() => !document.querySelector('[data-testid=game-over]').hidden"
-            " || document.querySelector('#hand button[data-card]:not(:disabled)')")
-        if over.is_visible():
-            return played
-        card = page.locator("#hand button[data-card]:not(:disabled)").first
-        code = card.get_attribute("data-card")
-        card.click()
-        page.locator(f'#hand [data-card="{code}"]').wait_for(state="detached")
-        played += 1
-
-
 @pytest.mark.parametrize("size", [(390, 844), (1280, 800)], ids=["phone", "laptop"])
 def test_a_match_of_two_hands(server, page, size):
     """A two-hand match at a phone's and a laptop's size: the running totals and per-hand
@@ -555,21 +461,15 @@ def test_a_match_of_two_hands(server, page, size):
     from playwright.sync_api import expect
 
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    page.goto(server.url)
-    expect(page.get_by_test_id("create")).to_be_enabled()
-    for seat, kind in {1: "greed", 2: "random", 3: "greed"}.items():
-        page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
-    page.get_by_test_id("deal-number").fill(str(DEAL))
-    page.get_by_test_id("hands").fill("2")
-    page.get_by_test_id("create").click()
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    open_table(page, server.url, FAST, DEAL, hands=2)
     page.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")  # no pause to see each trick
     expect(page.get_by_test_id("match-panel")).to_contain_text("Hand 1 of 2")
 
     assert play_out_the_hand(page) == 13
-    first = server.get(f"/api/games/{page.get_by_test_id('game-over').get_attribute('data-game-id')}")
+    first = server.get(f"/api/games/{finished_id(page)}")
     replayed = replayed_team(first)
-    assert replayed == [first["scores"][0] + first["scores"][2], first["scores"][1] + first["scores"][3]]
+    scores = first["scores"]
+    assert replayed == [scores[0] + scores[2], scores[1] + scores[3]]
     expect(page.get_by_test_id("match-hand-1")).to_contain_text(str(replayed[0]))
     expect(page.get_by_test_id("match-total-1")).to_have_text(str(replayed[1]))
     assert first["match_id"] is not None and first["hand"] == 1
@@ -579,14 +479,14 @@ def test_a_match_of_two_hands(server, page, size):
     box = button.bounding_box()  # within the screen's width once scrolled to
     assert 0 <= box["x"] and box["x"] + box["width"] <= size[0] and 0 <= box["y"] < size[1]
     page.get_by_test_id("next-hand").click()  # the bots are ready at once: the hand starts
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.locator(CARDS)).to_have_count(13)
     expect(page.get_by_test_id("match-panel")).to_contain_text("Hand 2 of 2")
     expect(page.locator("#table-info")).to_contain_text("deal told at the end of the match")
     # the deal number is told only when the match is over (hand 2 plays a deal the server drew)
     assert server.get(f"/api/games/{first['id']}")["deal_number"] is None
 
     assert play_out_the_hand(page) == 13
-    second = server.get(f"/api/games/{page.get_by_test_id('game-over').get_attribute('data-game-id')}")
+    second = server.get(f"/api/games/{finished_id(page)}")
     assert second["match_id"] == first["match_id"] and second["hand"] == 2
     totals = [a + b for a, b in zip(replayed, replayed_team(second))]
     result = page.get_by_test_id("match-result")
@@ -620,7 +520,7 @@ def test_a_public_seat_is_taken_from_the_lobby(server, page):
     page.goto(server.url)
     page.get_by_test_id("player-name").fill("Bea")
     page.get_by_test_id(f"claim-{table}-3").click()
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
+    expect(page.locator(CARDS)).to_have_count(13)
     expect(page.locator("#slot-bottom [data-testid=seat-3]")).to_have_count(1)
     listed = next(t for t in server.get("/api/tables") if t["table"] == table)
     assert listed["players"][3]["name"] == "Bea" and listed["open_seats"] == [1]
@@ -634,27 +534,22 @@ def test_a_public_seat_is_taken_from_the_lobby(server, page):
     expect(page.get_by_test_id("lobby")).to_be_visible()
 
 
-def test_the_rough_edges_of_issue_35(server, browser):
-    """One hand against fast bots, and the defects issue 35 found: "You lead" (not "You (seat
-    0) leads"); the creator's own seat link, kept on the device, opens the seat in a new tab,
+def test_the_small_things_a_person_meets_in_one_hand(server, browser):
+    """One hand against fast bots, and the details a person notices at once: "You lead" (not "You
+    (seat 0) leads"); the creator's own seat link, kept on the device, opens the seat in a new tab,
     and the tab it replaced goes inert and says so; Lobby asks before leaving a hand; a single
-    hand's summary has no literal "null" and no "match"; the thinking panel's label after the
-    hand; the phone lobby fits 390 px; replay labels name a seat once."""
+    hand's summary has no literal "null" and no "match"; the thinking panel's label after the hand;
+    the phone lobby fits 390 px; replay labels name a seat once."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    first = context.new_page()
-    first.set_default_timeout(20_000)
-    errors = []
-    first.on("pageerror", lambda err: errors.append(str(err)))
+    context = browser.new_context(viewport=PHONE)
+    first = watched(context.new_page())
     first.goto(server.url)
     expect(first.get_by_test_id("create")).to_be_enabled()
-    assert first.evaluate("() => document.documentElement.scrollWidth") <= 390  # was 397
-    first.set_viewport_size({"width": 1280, "height": 800})
-    for seat, kind in {1: "greed", 2: "scrofazero", 3: "random"}.items():
-        first.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
-    first.get_by_test_id("create").click()
-    expect(first.locator("#hand button[data-card]")).to_have_count(13)
+    # the phone's lobby fits its width: nothing to scroll sideways
+    assert first.evaluate("() => document.documentElement.scrollWidth") <= 390
+    first.set_viewport_size(LAPTOP)
+    open_table(first, server.url, OTHERS)
     log = first.get_by_test_id("log")
     expect(log).to_contain_text("The hand starts; You lead.")
     own = first.get_by_test_id("own-seat-link")
@@ -663,15 +558,13 @@ def test_the_rough_edges_of_issue_35(server, browser):
     assert f"table={table}&seat=0&token=" in own.get_attribute("href")
 
     # a new tab of the same browser, with no token in its URL, finds the seat kept on the device
-    second = context.new_page()
-    second.set_default_timeout(20_000)
-    second.on("pageerror", lambda err: errors.append(str(err)))
+    second = watched(context.new_page(), errors=first.errors)
     second.goto(f"{server.url}?table={table}&seat=0")
-    expect(second.locator("#hand button[data-card]")).to_have_count(13)
+    expect(second.locator(CARDS)).to_have_count(13)
     expect(second.get_by_test_id("join")).to_be_hidden()
     # the replaced tab: no card to click, no clock, and it says why
     expect(first.get_by_test_id("turn")).to_contain_text("played in another tab")
-    expect(first.locator("#hand button[data-card]:not(:disabled)")).to_have_count(0)
+    expect(first.locator(LEGAL)).to_have_count(0)
     assert "left" not in first.get_by_test_id("turn").inner_text()
 
     # Lobby asks before it leaves a hand in play; dismissed, the hand goes on
@@ -716,26 +609,13 @@ def test_the_rough_edges_of_issue_35(server, browser):
     shown = second.get_by_test_id("replay").inner_text()
     assert not re.search(r"\(seat \d\) \(seat \d\)", shown), shown
     assert "(seat 3)" in shown
-    assert not errors, errors
+    assert not first.errors, first.errors
     context.close()
 
 
-FAST = {1: "greed", 2: "random", 3: "greed"}  # bots that answer at once
 SUIT_ORDER = "SHDC"
 # words of the code, not of the page: a bot's kind after "·", a seat's kind, "ply", "return"
 INTERNAL = re.compile(r"· *(greed|random|scrofazero|raw|open|if)\b|\b[Pp]ly\b|\b[Rr]eturns?\b")
-
-
-def open_fast_table(page, server, kinds: dict = FAST) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(server.url)
-    expect(page.get_by_test_id("create")).to_be_enabled()
-    for seat, kind in kinds.items():
-        page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
-    page.get_by_test_id("deal-number").fill(str(DEAL))
-    page.get_by_test_id("create").click()
-    expect(page.locator("#hand button[data-card]")).to_have_count(13)
 
 
 def played_by(page) -> dict[int, int]:
@@ -764,13 +644,13 @@ def test_the_table_looks_like_a_card_table(server, page):
     thinking panel and in the replay."""
     from playwright.sync_api import expect
 
-    open_fast_table(page, server, {1: "greed", 2: "scrofazero", 3: "greed"})  # its thinking
-    hand = page.locator("#hand button[data-card]")
+    open_table(page, server.url, {1: "greed", 2: "scrofazero", 3: "greed"}, DEAL)  # thinking
+    hand = page.locator(CARDS)
     suits = hand.evaluate_all("cs => cs.map(c => c.dataset.suit)")
     assert suits == sorted(suits, key=SUIT_ORDER.index), suits  # grouped, in S H D C order
     for seat in (1, 2, 3):
         expect(page.get_by_test_id(f"seat-{seat}")).to_be_visible()
-    page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+    page.wait_for_selector(LEGAL)
     check_backs(page)
     # a played card moves to the table: a transition of some length on the trick's cards
     hand.and_(page.locator(":not(:disabled)")).first.click()
@@ -778,10 +658,10 @@ def test_the_table_looks_like_a_card_table(server, page):
     card.wait_for()
     assert card.evaluate("c => getComputedStyle(c).transitionDuration") != "0s"
     for _ in range(3):
-        page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+        page.wait_for_selector(LEGAL)
         check_backs(page)
         hand.and_(page.locator(":not(:disabled)")).first.click()
-    page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+    page.wait_for_selector(LEGAL)
     check_backs(page)
     assert min(played_by(page).values()) >= 3  # the counts did fall
     shown = page.get_by_test_id("game").inner_text()
@@ -794,7 +674,7 @@ def test_the_table_looks_like_a_card_table(server, page):
     shown = page.get_by_test_id("game").inner_text()
     assert not INTERNAL.search(shown), INTERNAL.search(shown)
     expect(page.get_by_test_id("thinking-title")).to_contain_text("Move ")
-    game_id = page.get_by_test_id("game-over").get_attribute("data-game-id")
+    game_id = finished_id(page)
     page.goto(f"{server.url}?replay={game_id}")
     page.get_by_test_id("replay-slider").fill("10")
     expect(page.get_by_test_id("replay-ply")).to_have_text("move 10 / 52")
@@ -809,16 +689,11 @@ def test_a_phone_sees_names_and_score_on_its_turn_and_no_motion_when_asked(serve
     a card played has no transition."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 390, "height": 844}, reduced_motion="reduce")
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
-        open_fast_table(page, server)
-        hand = page.locator("#hand button[data-card]")
+    with browser_page(browser, PHONE, reduced_motion="reduce") as page:
+        open_table(page, server.url, FAST, DEAL)
+        hand = page.locator(CARDS)
         for played in range(3):
-            page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+            page.wait_for_selector(LEGAL)
             page.mouse.move(0, 0)
             page.evaluate("() => scrollTo(0, 0)")  # the page as it opens: nothing scrolled
             assert page.evaluate("() => document.documentElement.scrollWidth") == 390
@@ -837,6 +712,4 @@ def test_a_phone_sees_names_and_score_on_its_turn_and_no_motion_when_asked(serve
         assert hand.first.evaluate("c => getComputedStyle(c).transitionDuration") == "0s"
         team = page.get_by_test_id("team-score-0").inner_text()
         assert page.get_by_test_id("strip-score-mine").inner_text() == team
-        assert not errors, errors
-    finally:
-        context.close()
+        assert not page.errors, page.errors

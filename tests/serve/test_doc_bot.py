@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from pathlib import Path
 
 import pytest
 import websockets
 from doc_bot import READS, DocBot, DocMismatch, Seen
 from gongzhu_replay import replayed
+from protocol_doc import doc_table, protocol_text
 from serve_thread import answer, running_server
 
 from scrofazero.games.gongzhu.cards import card_index
@@ -30,24 +30,8 @@ from scrofazero.serve.common.protocol import ProtocolError
 from scrofazero.serve.gongzhu.messages import CLIENT_MESSAGES, SERVER_MESSAGES
 from scrofazero.serve.gongzhu.protocol import card_codes, parse_client_message, public_state
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+DOC = protocol_text()
 FAST_BOTS = ["greed", "if", "random"]
-
-
-def documented_fields() -> dict[str, set[str]]:
-    """The server message table of the document: type -> the backticked fields of its row
-    (outside parentheses, which describe a field)."""
-    lines = DOC[DOC.index("| the server sends |"):].splitlines()[2:]
-    rows = {}
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        top = cells[2]
-        while re.search(r"\([^()]*\)", top):
-            top = re.sub(r"\([^()]*\)", "", top)
-        rows[re.fullmatch(r"`(\w+)`", cells[0]).group(1)] = set(re.findall(r"`(\w+)`", top))
-    return rows
 
 
 def example_lines() -> list[tuple[str, dict]]:
@@ -62,7 +46,7 @@ def example_lines() -> list[tuple[str, dict]]:
 
 
 def test_every_field_the_doc_bot_reads_is_documented():
-    doc = documented_fields()
+    doc = doc_table(DOC, "| the server sends |")
     for kind, fields in READS.items():
         assert kind in doc and fields <= doc[kind], (kind, fields - doc.get(kind, set()))
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 import websockets
 from doc_bot_fish import READS, DocMismatch, FishDocBot, Seen, own_set_deal
+from protocol_doc import doc_table, fish_section, protocol_text
 from serve_thread import answer, running_server
-from test_messages import _table
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.rules import FishState, Params
@@ -32,12 +31,11 @@ from scrofazero.serve.fish.messages import (
 )
 from scrofazero.serve.fish.records import replayed_state
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
-FISH = DOC[DOC.index("## Fish"):]
+FISH = fish_section(protocol_text())
 
 
 def test_every_field_the_fish_doc_bot_reads_is_documented():
-    doc = _table(FISH, "| the server sends (Fish) |")
+    doc = doc_table(FISH, "| the server sends (Fish) |")
     for kind, fields in READS.items():
         assert kind in doc and fields <= doc[kind], (kind, fields - doc.get(kind, set()))
 

@@ -4,18 +4,17 @@ the set, then who holds each card), at laptop and phone sizes, and the sets the 
 the end are the records' (replayed on the rules engine); what the bots believed opens on
 something better than a flat 0.20 for every card, or says why it is flat.
 
-Starts `python play.py` and Chromium the way tests/serve/test_browser.py does (its fixtures).
-The screenshots of docs/figures are made by tests/serve/test_screenshots.py.
+Starts `python play.py` and Chromium as tests/serve/test_browser.py does (the fixtures of
+tests/serve/conftest.py). The screenshots of docs/figures are made by
+tests/serve/test_screenshots.py.
 """
 
 from __future__ import annotations
 
-from test_browser import browser, server  # noqa: F401  (its fixtures)
+from browser_table import FISH_TABLE, LAPTOP, PHONE, browser_page, take_fish_seat
 
 from scrofazero.serve.fish.records import replayed_state
 
-LAPTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 READY = """() => !document.getElementById('over').hidden
   || document.querySelector('[data-testid^=fish-ask-card-]')
   || document.getElementById('status').textContent.includes('must call')"""
@@ -57,19 +56,10 @@ def ask_by_tapping(page) -> None:
     whom.locator("button.primary").first.click()
 
 
-def test_a_person_plays_fish_to_the_end_in_the_browser(server, browser):  # noqa: F811
-    made = server.post("api/fish/tables", {
-        "type": "fish_create", "seats": ["open", "random", "logic", "random", "random", "random"],
-        "seed": 3})
-    context = browser.new_context(viewport=LAPTOP)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
-        page.goto(f"{server.url}fish?table={made['table']}&seat=0&token={made['tokens']['0']}")
-        page.get_by_test_id("fish-join-name").fill("Ann")
-        page.get_by_test_id("fish-join").click()
+def test_a_person_plays_fish_to_the_end_in_the_browser(server, browser):
+    made = server.post("api/fish/tables", FISH_TABLE)
+    with browser_page(browser, LAPTOP, timeout_ms=30_000) as page:
+        take_fish_seat(page, server.url, made)
         page.get_by_test_id("fish-game").wait_for()
         for seat in range(6):  # every player at the table, with its card count
             assert int(page.get_by_test_id(f"fish-count-{seat}").inner_text()) == 9
@@ -100,8 +90,6 @@ def test_a_person_plays_fish_to_the_end_in_the_browser(server, browser):  # noqa
         note = page.get_by_test_id("fish-belief-note")
         flat_note = note.is_visible() and "nothing yet told" in note.inner_text()
         widths.append(page.evaluate("document.documentElement.scrollWidth"))
-    finally:
-        context.close()
     game = server.get(f"api/fish/games/{made['game_id']}")
     assert shown == game["score"] == list(replayed_state(game).score)
     assert sum("team 0" in s for s in sets_column) == shown[0]
@@ -114,4 +102,4 @@ def test_a_person_plays_fish_to_the_end_in_the_browser(server, browser):  # noqa
     assert len(set(ps)) > 1 or flat_note, (ps, flat_note)
     assert flat_note == (len(set(ps)) == 1), (ps, flat_note)
     assert max(widths) <= PHONE["width"], f"the page scrolls sideways on a phone: {widths}"
-    assert not errors, errors
+    assert not page.errors, page.errors

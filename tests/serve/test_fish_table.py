@@ -16,6 +16,7 @@ import json
 import re
 
 import pytest
+from protocol_doc import doc_table, fish_section, model_fields, protocol_text
 from serve_thread import http, running_server
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards, set_of, team_of
@@ -23,7 +24,12 @@ from scrofazero.games.fish.rules import FishState, Params
 from scrofazero.games.fish.transcripts import parse_transcript, replay
 from scrofazero.serve.fish import hub as fish_hub_module
 from scrofazero.serve.fish.hub import FishHub, FishHubSettings
-from scrofazero.serve.fish.messages import FishCreate
+from scrofazero.serve.fish.messages import (
+    FISH_CLIENT_MESSAGES,
+    FISH_ERROR_CODES,
+    FISH_SERVER_MESSAGES,
+    FishCreate,
+)
 from scrofazero.serve.fish.records import FishRecords, fish_export, replayed_state
 from scrofazero.serve.fish.table import FishTableSettings, fallback_move
 from scrofazero.serve.gongzhu.records import Records
@@ -424,25 +430,14 @@ def test_the_routes_serve_fish_over_http_and_its_socket(tmp_path):
 
 
 def test_the_documents_fish_tables_are_the_models():
-    from pathlib import Path
-
-    from test_messages import _fields, _table
-
-    from scrofazero.serve.fish.messages import (
-        FISH_CLIENT_MESSAGES,
-        FISH_ERROR_CODES,
-        FISH_SERVER_MESSAGES,
-    )
-
-    text = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
-    fish = text[text.index("## Fish"):]
+    fish = fish_section(protocol_text())
     for header, models in (("| you send (Fish) |", FISH_CLIENT_MESSAGES),
                            ("| the server sends (Fish) |", FISH_SERVER_MESSAGES)):
-        doc = _table(fish, header)
+        doc = doc_table(fish, header)
         assert set(doc) == set(models)
         for kind, model in models.items():
-            assert doc[kind] == _fields(model), kind
-    own = list(_table(fish, "| Fish code |"))
+            assert doc[kind] == model_fields(model), kind
+    own = list(doc_table(fish, "| Fish code |"))
     assert own == [c for c in FISH_ERROR_CODES if c in ("illegal_ask", "illegal_call",
                                                           "stale_move")]
     assert all(f"`{code}`" in fish for code in FISH_ERROR_CODES)

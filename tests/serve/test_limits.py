@@ -1,4 +1,4 @@
-"""The play server under abuse (issue 36): every resource bounded, no request stalls the tables.
+"""The play server under abuse: every resource bounded, no request stalls the tables.
 
 Invariants: each per-client limit (table_creates_per_minute, max_waiting_tables_per_client,
 max_waiting_tables, max_bot_matches, client_requests_per_s) refuses past it with the `limit`

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
 import pytest
+from protocol_doc import doc_table, model_fields, protocol_text
 from serve_thread import Client, running_server
 from toy_player import ToyPlayer, ToySettings
 
@@ -32,7 +32,6 @@ from scrofazero.serve.gongzhu.messages import CLIENT_MESSAGES, SERVER_MESSAGES, 
 from scrofazero.serve.gongzhu.protocol import parse_client_message
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-ENVELOPE = {"v", "type"}  # in every message; docs/protocol.md says so once, not per row
 
 
 def test_committed_schema_is_what_the_models_generate():
@@ -51,38 +50,17 @@ def test_committed_fish_schema_is_what_the_models_generate():
     assert kinds == set(FISH_CLIENT_MESSAGES) | set(FISH_SERVER_MESSAGES)
 
 
-def _table(text: str, header: str) -> dict[str, set[str]]:
-    """Rows of the markdown table under `header`: first cell's `name` -> the `fields` of its
-    third cell (backticked words outside parentheses: those inside describe a field)."""
-    lines = text[text.index(header):].splitlines()[2:]
-    rows = {}
-    for line in lines:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        name = re.fullmatch(r"`(\w+)`", cells[0]).group(1)
-        top = cells[2] if len(cells) > 2 else ""
-        while re.search(r"\([^()]*\)", top):
-            top = re.sub(r"\([^()]*\)", "", top)
-        rows[name] = set(re.findall(r"`(\w+)`", top))
-    return rows
-
-
-def _fields(model) -> set[str]:
-    return set(model.model_fields) - ENVELOPE
-
-
 @pytest.mark.parametrize("header, models", [("| you send |", CLIENT_MESSAGES),
                                             ("| the server sends |", SERVER_MESSAGES)])
 def test_the_documents_tables_are_the_schemas(header, models):
-    doc = _table((DOCS / "protocol.md").read_text(), header)
+    doc = doc_table(protocol_text(), header)
     assert set(doc) == set(models)
     for kind, model in models.items():
-        assert doc[kind] == _fields(model), kind
+        assert doc[kind] == model_fields(model), kind
 
 
 def test_the_documents_error_codes_are_the_servers():
-    assert list(_table((DOCS / "protocol.md").read_text(), "| code |")) == list(ERROR_CODES)
+    assert list(doc_table(protocol_text(), "| code |")) == list(ERROR_CODES)
 
 
 def test_every_client_message_has_one_handler():

@@ -1,8 +1,8 @@
-"""Issue 35's defects that the server answers for (cheaper here than in the browser suite):
-a wrong URL gets a plain page that says what is wrong and where to go (the API keeps its JSON
-errors); an over-long name is not echoed in full; the Fish `learned` seats load their network
-wherever the server was started, are offered only when it loads, and the lobby never shows the
-server's file path.
+"""The small things a person meets at the edges of the server, checked without a browser
+(cheaper here than in the browser suite): a wrong URL gets a plain page that says what is wrong
+and where to go (the API keeps its JSON errors); an over-long name is not echoed in full; the
+Fish `learned` seats load their network wherever the server was started, are offered only when
+it loads, and the lobby never shows the server's file path.
 """
 
 from __future__ import annotations

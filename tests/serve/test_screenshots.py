@@ -4,16 +4,26 @@ laptop) and 390x844 (a phone). Marked slow, so never run by default; remake them
 
     python -m pytest -n 0 -m slow tests/serve/test_screenshots.py
 
-Uses the server and browser fixtures of tests/serve/test_browser.py.
+Uses the server and browser fixtures of tests/serve/conftest.py.
 """
 
 from __future__ import annotations
 
 import pytest
-from test_browser import FIGURES, browser, play_out_the_hand, server  # noqa: F401
+from browser_table import (
+    FISH_TABLE,
+    LAPTOP,
+    LEGAL,
+    PHONE,
+    REPO,
+    browser_page,
+    open_table,
+    play_cards,
+    play_out_the_hand,
+    take_fish_seat,
+)
 
-LAPTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
+FIGURES = REPO / "docs" / "figures"
 BOTS = {1: "greed", 2: "scrofazero", 3: "random"}
 DEAL = 7
 
@@ -38,27 +48,15 @@ def shoot(page, name: str, size: dict) -> None:
 
 
 @pytest.mark.slow
-def test_the_table_and_the_review(server, browser):  # noqa: F811
+def test_the_table_and_the_review(server, browser):
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport=LAPTOP)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        page.goto(server.url)
-        expect(page.get_by_test_id("create")).to_be_enabled()
-        for seat, kind in BOTS.items():
-            page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
-        page.get_by_test_id("deal-number").fill(str(DEAL))
-        page.get_by_test_id("create").click()
-        hand = page.locator("#hand button[data-card]")
-        expect(hand).to_have_count(13)
-        for played in range(5):  # a hand in progress, with some scoring cards taken
-            page.locator("#hand button[data-card]:not(:disabled)").first.click()
-            expect(hand).to_have_count(12 - played)
-        page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+    with browser_page(browser, LAPTOP, timeout_ms=30_000) as page:
+        open_table(page, server.url, BOTS, DEAL)
+        play_cards(page, 5)  # a hand in progress, with some scoring cards taken
+        page.wait_for_selector(LEGAL)
         page.wait_for_timeout(1500)  # the last trick gathered, the table clear for your card
-        page.wait_for_selector("#hand button[data-card]:not(:disabled)")
+        page.wait_for_selector(LEGAL)
         shoot(page, "table_laptop.png", LAPTOP)
         shoot(page, "table_phone.png", PHONE)
 
@@ -73,24 +71,15 @@ def test_the_table_and_the_review(server, browser):  # noqa: F811
             page.get_by_test_id("review-panel").evaluate(
                 "p => { p.scrollIntoView(); scrollBy(0, -Math.min(140, innerHeight / 6)); }")
             shoot(page, name, size)
-    finally:
-        context.close()
 
 
 @pytest.mark.slow
-def test_fish_at_a_table(server, browser):  # noqa: F811
+def test_fish_at_a_table(server, browser):
     from playwright.sync_api import expect
 
-    made = server.post("api/fish/tables", {
-        "type": "fish_create", "seats": ["open", "random", "logic", "random", "random", "random"],
-        "seed": 3})
-    context = browser.new_context(viewport=LAPTOP)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        page.goto(f"{server.url}fish?table={made['table']}&seat=0&token={made['tokens']['0']}")
-        page.get_by_test_id("fish-join-name").fill("Ann")
-        page.get_by_test_id("fish-join").click()
+    made = server.post("api/fish/tables", FISH_TABLE)
+    with browser_page(browser, LAPTOP, timeout_ms=30_000) as page:
+        take_fish_seat(page, server.url, made)
         for _ in range(2):  # two asks: the table's middle tells the latest move
             page.locator("[data-testid^=fish-ask-card-]").first.click()
             logged = page.locator("#history li").count()
@@ -102,5 +91,3 @@ def test_fish_at_a_table(server, browser):  # noqa: F811
         expect(page.get_by_test_id("fish-whom")).to_be_visible()
         shoot(page, "fish_laptop.png", LAPTOP)
         shoot(page, "fish_phone.png", PHONE)
-    finally:
-        context.close()

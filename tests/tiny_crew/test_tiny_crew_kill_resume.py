@@ -11,13 +11,15 @@ import json
 import numpy as np
 import pytest
 from composed import config
-from kill_run import GlobalRandom, jsonl_records, kill_after_checkpoint
+from kill_run import jsonl_records, kill_after_checkpoint
 
 from scrofazero import entry
 from scrofazero.tiny_crew.policy_file import load_policy
 
 SETTINGS = ("game=tiny_crew", "game.method=cfr", "game.eval_every=2", "game.deal_stride=350")
 TIMING = ("seconds",)
+# a resume in-process sets the global random states to its checkpoint's: each test gives them back
+pytestmark = pytest.mark.usefixtures("global_random_states")
 
 
 def _args(tmp_path, run, iterations):
@@ -36,12 +38,6 @@ def _same_end(tmp_path, a, b):
 def _iterations(path):
     with np.load(path, allow_pickle=False) as data:
         return json.loads(str(data["info"]))["iterations"]
-
-
-@pytest.fixture(autouse=True)
-def _give_back_random_states():
-    with GlobalRandom():
-        yield
 
 
 def test_killed_run_resumes_to_the_uninterrupted_end(tmp_path):

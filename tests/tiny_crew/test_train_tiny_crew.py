@@ -1,4 +1,5 @@
-"""`python train.py game=tiny_crew` (scrofazero/tiny_crew/train.py, policy_file.py) and its policy files.
+"""`python train.py game=tiny_crew` (scrofazero/tiny_crew/train.py, policy_file.py) and its
+policy files.
 
 Invariants: both methods train with exact evaluations logged to eval.jsonl and tensorboard and
 write policy.npz, which evaluate.py reads back to the same exact win rate and improves by best

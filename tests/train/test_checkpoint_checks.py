@@ -1,5 +1,5 @@
 """What is written before stays loadable, and checkpoints that cannot be used are refused by
-name before any work (issue 24, items 3 and 8).
+name before any work, so that a run never spends hours before failing on its input.
 
 Invariants: the shipped networks load (load_model, load_scorer) and are refused as a training
 state by name; a copy of the committed long-run state (models/long_run/state.pt) loads and
@@ -54,7 +54,7 @@ def test_a_copy_of_the_long_run_state_restores_its_weights(tmp_path):
     shutil.copy(ROOT / "models" / "long_run" / "state.pt", state)  # never the live file itself
     payload = load_checkpoint(state)
     stored = payload.get("run", {}).get("settings") or payload["config"]
-    stored["game"].pop("leader", None)  # Tiny Crew's since issue 24; Gongzhu never read it
+    stored["game"].pop("leader", None)  # now a Tiny Crew setting; Gongzhu never read it
     cfg = OmegaConf.merge(config("train"), stored)
     for key, value in {"run": "continued", "checkpoint_dir": str(tmp_path / "ckpt"),
                        "log_dir": str(tmp_path / "runs"), "resume_from": str(state),
@@ -112,8 +112,9 @@ def test_non_finite_weights_are_refused_by_load_model_and_evaluate(trained, tmp_
                                if w.is_floating_point()])
     with pytest.raises(CheckpointError, match="latest.pt: non-finite weights"):
         load_model(trained)
-    err = refused(entry.evaluate, config("evaluate", "mode=wpg", "player=raw", f"checkpoint={trained}",
-                                         "deals=1", "workers=1"), capsys, monkeypatch)
+    err = refused(entry.evaluate, config("evaluate", "mode=wpg", "player=raw",
+                                         f"checkpoint={trained}", "deals=1", "workers=1"),
+                  capsys, monkeypatch)
     assert "non-finite weights" in _one_line(err)
 
 

@@ -67,8 +67,9 @@ def test_smoke_run_resumes_and_plays_in_evaluate(tmp_path, local_ray):
     assert run.step == 3 and run.games == 12
     # the single-process evaluate.py plays the distributed run's checkpoint
     out = tmp_path / "wpg.json"
-    entry.evaluate(config("evaluate", "mode=wpg", "player=raw", f"checkpoint={folder / 'latest.pt'}",
-                          "deals=2", "workers=1", f"out={out}"))
+    entry.evaluate(config("evaluate", "mode=wpg", "player=raw",
+                          f"checkpoint={folder / 'latest.pt'}", "deals=2", "workers=1",
+                          f"out={out}"))
     assert json.loads(out.read_text())["deals"] == 2
 
 

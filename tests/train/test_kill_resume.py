@@ -8,17 +8,23 @@ and the resumed half run in-process on the same settings (one torch thread both)
 
 import pytest
 import torch
-from kill_run import GlobalRandom, assert_same_end, jsonl_records, kill_after_checkpoint
-from test_run_state import eval_steps_in_tensorboard
+from composed import config
+from kill_run import (
+    assert_same_end,
+    eval_steps_in_tensorboard,
+    jsonl_records,
+    kill_after_checkpoint,
+)
 
 from scrofazero.nn.checkpoint import load_checkpoint
 from scrofazero.train.loop import run_training
-from tests.helpers.composed import config
 
 SETTINGS = ("experiment=smoke", "train.games_per_batch=2", "train.eval_deals=1",
             "train.eval_raw_deals=1", "train.eval_every=2", "train.checkpoint_every=1",
             "train.threads=1")
 TIMING = ("train_minutes", "eval_seconds")
+# a resume in-process sets the global random states to its checkpoint's: each test gives them back
+pytestmark = pytest.mark.usefixtures("global_random_states")
 
 
 def _args(tmp_path, run, batches):
@@ -28,12 +34,6 @@ def _args(tmp_path, run, batches):
 
 def _same_end(tmp_path, a, b):
     assert_same_end(tmp_path / "ckpt" / a, tmp_path / "ckpt" / b, ("eval.jsonl",), TIMING)
-
-
-@pytest.fixture(autouse=True)
-def _give_back_random_states():
-    with GlobalRandom():
-        yield
 
 
 def test_killed_run_resumes_to_the_uninterrupted_end(tmp_path):

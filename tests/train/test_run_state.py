@@ -1,4 +1,4 @@
-"""What a training run guarantees across kills, bad settings and concurrent starts (issue 13).
+"""What a training run guarantees across kills, bad settings and concurrent starts.
 
 Invariants covered (train.py end to end on the smoke preset with a tiny evaluation):
 - a kill inside an evaluation loses nothing and duplicates nothing: after resume=true,
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from kill_run import eval_steps_in_tensorboard
 
 from scrofazero.nn.checkpoint import load_checkpoint
 
@@ -43,16 +43,6 @@ def base_args(tmp_path, run="r", *extra):
 def train(*args, script=None, fault=(), timeout=600):
     cmd = [sys.executable, str(script or ROOT / "train.py"), *fault, *args]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def eval_steps_in_tensorboard(log_dir: Path) -> list[int]:
-    steps = []
-    for events in sorted(log_dir.glob("events.out.tfevents.*")):
-        acc = EventAccumulator(str(events))
-        acc.Reload()
-        if "eval/wpg_raw" in acc.Tags()["scalars"]:
-            steps += [e.step for e in acc.Scalars("eval/wpg_raw")]
-    return sorted(steps)
 
 
 def test_kill_during_evaluation_loses_and_duplicates_nothing(tmp_path):

@@ -1,15 +1,15 @@
-"""Training across sittings (issue 23): phases by games (train.schedule), a network grown
-mid-run, the compact state file (train.state_file) continued exactly in a new folder
-(resume_from), and a fresh run from a network (train.init_from). In-process on the smoke preset."""
+"""Training across sittings: phases by games (train.schedule), a network grown mid-run, the
+compact state file (train.state_file) continued exactly in a new folder (resume_from), and a
+fresh run from a network (train.init_from). In-process on the smoke preset."""
 
 import pytest
 import torch
+from composed import config
 
 from scrofazero.nn.checkpoint import load_checkpoint, load_model, recast_weights, save_model_file
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.train.loop import run_training
 from scrofazero.train.schedule import check_schedule, phase_index, phase_settings
-from tests.helpers.composed import config
 
 BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0,
         "search_scale": 1.0, "inference": "float32"}
@@ -34,7 +34,8 @@ def test_phases_carry_unset_settings_over():
 
 
 @pytest.mark.parametrize("schedule, named", [
-    ([{"from_games": 10}, {"from_games": 10}], "[1].from_games=10: phases must start at increasing"),
+    ([{"from_games": 10}, {"from_games": 10}],
+     "[1].from_games=10: phases must start at increasing"),
     ([{"from_games": -1}], "[0].from_games=-1"),
     ([{"from_games": 0, "passes": 0}], "[0].passes=0"),
     ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),

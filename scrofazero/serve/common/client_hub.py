@@ -1,5 +1,6 @@
 """What the Gongzhu hub (gongzhu/hub.py, /ws) and the Fish hub (fish/hub.py, /ws/fish) share: the
-one path of every client frame, the records on one database thread, and where each connection is.
+one path of every client frame, the records on one database thread, the threads the bots think in,
+and where each connection is.
 
 Invariants: a frame is parsed by the protocol's `parse` and handled by the one handler of its
 message model; a refusal (the protocol's `error`) goes back to that connection only and changes
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from functools import partial
 from typing import Callable
+
+import numpy as np
 
 from scrofazero.serve.common.messages import OPEN, Ping, Pong
 from scrofazero.serve.common.records import LIVE
@@ -33,9 +36,21 @@ class ClientHub:
     handlers: dict
     what = "table"
 
-    def __init__(self, records, db_thread: Executor, limits=None):
+    def __init__(self, records, settings, threads: str, db_thread: Executor | None = None,
+                 limits=None):
+        """`settings` (the game's hub settings) give `bot_threads`, `bot_match_threads`, `seed`
+        and `max_tables`; the names of the hub's threads begin with `threads` ("fish-": the Fish
+        hub's). Without a `db_thread` the hub makes its own, and shuts it down with itself."""
         self.records = records
-        self.db_thread = db_thread
+        self.settings = settings
+        self.own_db_thread = db_thread is None
+        self.db_thread = db_thread or ThreadPoolExecutor(1, thread_name_prefix=f"{threads}records")
+        self.bot_threads = ThreadPoolExecutor(settings.bot_threads,
+                                              thread_name_prefix=f"{threads}bots")
+        # tables of bots only think apart, so they never take the threads of tables with people
+        self.bot_match_threads = ThreadPoolExecutor(settings.bot_match_threads,
+                                                    thread_name_prefix=f"{threads}bot-matches")
+        self.rng = np.random.default_rng(settings.seed)
         self.tables: dict = {}  # table id -> table
         self.where: dict[object, tuple] = {}  # connection -> (table, seat or None)
         self.limits = limits  # limits.Limits shared by the server's hubs (None: no limits)
@@ -69,6 +84,17 @@ class ClientHub:
     def stop_expiries(self) -> None:
         for idle in self._idle.values():
             idle.cancel()
+
+    async def shutdown(self) -> None:
+        """Abandon every table and stop the hub's threads (the database's last, once what it
+        was given is written)."""
+        self.stop_expiries()
+        for table in self.tables.values():
+            table.abandon()
+        self.bot_threads.shutdown(wait=False, cancel_futures=True)
+        self.bot_match_threads.shutdown(wait=False, cancel_futures=True)
+        if self.own_db_thread:
+            self.db_thread.shutdown(wait=True)
 
     async def write(self, method: str, *args):
         """A records method, run on the database thread."""

@@ -31,14 +31,17 @@ class PlayConfig:
     port: at_most(65535, low=0) = 8000  # port to serve on (0: any free port, printed at start)
     db: str = "records/games.sqlite"  # a SQLite file, or any SQLAlchemy URL (postgresql://...)
     checkpoint: str = "models/scrofazero.pt"  # network of the ScrofaZero seats
-    fish_checkpoint: str = "models/fish_learned.pt"  # scorer of the Fish `learned` seats (not loadable: those seats are not offered)
+    fish_checkpoint: str = "models/fish_learned.pt"
+    # ^ scorer of the Fish `learned` seats (not loadable: those seats are not offered)
     bots: List[str] = field(default_factory=lambda: ["scrofazero", "scrofazero", "scrofazero"])
     # ^ the page's default for the three other seats: open or a registered player's name
     move_deadline_s: Positive = 120.0  # time for a move; then the lowest legal card is played
-    reconnect_grace_s: NonNegative = 60.0  # a disconnected seat is held this long, then plays fallbacks
+    reconnect_grace_s: NonNegative = 60.0
+    # ^ a disconnected seat is held this long, then plays fallbacks
     thinking: bool = True  # new tables show what ScrofaZero was thinking (page can switch off)
     next_hand_s: Positive = 30.0  # between hands of a match: the next starts after this anyway
-    idle_expire_s: Positive = 1800.0  # a table (Gongzhu or Fish) whose first hand has not started by then is closed
+    idle_expire_s: Positive = 1800.0
+    # ^ a table (Gongzhu or Fish) whose first hand has not started by then is closed
     bot_threads: Count = 2  # threads our bots think in
     torch_threads: NonNegativeInt = 1  # torch threads per bot decision (0: torch's default)
     seed: Optional[Seed] = None  # seeds random deals and bots (None: fresh each start)
@@ -52,14 +55,19 @@ class PlayConfig:
     request_timeout_s: Positive = 10.0  # a connection must send a whole request within this
     keep_alive_s: Positive = 5.0  # an idle HTTP keep-alive connection is closed after this
     # --- limits (docs/play.md "Limits"); "per client" is per client address ---------------
-    table_creates_per_minute: Positive = 60.0  # tables and matches one client creates (burst: as many)
+    table_creates_per_minute: Positive = 60.0
+    # ^ tables and matches one client creates (burst: as many)
     max_waiting_tables_per_client: Count = 20  # tables waiting for players one client has made
     max_waiting_tables: Count = 500  # tables waiting for players on the server, both games
     max_bot_matches: Count = 2  # tables of bots only (no open seat) played at once
-    review_threads: Count = 1  # threads reviews of a person's moves think in (GET /api/games/ID/review)
-    bot_match_threads: Count = 1  # threads the bots of those tables think in (apart from bot_threads)
-    client_requests_per_s: Positive = 50.0  # HTTP requests of one client (past it: wait up to 1 s, then 429)
-    client_frames_per_s: Positive = 100.0  # WebSocket frames of one client (past it: read no faster)
+    review_threads: Count = 1
+    # ^ threads reviews of a person's moves think in (GET /api/games/ID/review)
+    bot_match_threads: Count = 1
+    # ^ threads the bots of those tables think in (apart from bot_threads)
+    client_requests_per_s: Positive = 50.0
+    # ^ HTTP requests of one client (past it: wait up to 1 s, then 429)
+    client_frames_per_s: Positive = 100.0
+    # ^ WebSocket frames of one client (past it: read no faster)
     read_threads: Count = 2  # threads reading records, replays and exports off the event loop
     read_cache_mb: NonNegative = 64.0  # answers of finished games and matches kept in memory
     max_page_size: Count = 100  # the most items one listing returns (GET /api/tables, /api/games)

@@ -3,13 +3,15 @@
 Client messages are validated into their models (unknown fields ignored, no type coercion: a
 seat "0" is refused); server messages are built from theirs, so nothing goes on the wire that
 the schema does not describe. `message_schema` writes a protocol's JSON Schema from its models
-(gongzhu/messages.py and fish/messages.py each list their own).
+(gongzhu/messages.py and fish/messages.py each list their own), and `write_schema` is the
+command that writes it to a file.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Literal, Optional
+import sys
+from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from pydantic.json_schema import models_json_schema
@@ -88,6 +90,22 @@ class Ping(ClientMessage):
     type: Literal["ping"] = "ping"
 
 
+class WatchTable(ClientMessage):
+    """Follow a table without a seat (each protocol's watch message sets its `type`)."""
+
+    table: StrictStr = Field(description="a table id")
+
+
+def checked_seats(seats: list[str], kinds: tuple[str, ...], sizes: tuple[int, ...],
+                  sizes_said: str) -> list[str]:
+    """A create message's `seats` as they are when there are `sizes` of them, each one of
+    `kinds`; else ValueError in the one line the client is sent (`sizes_said`: "4", "6 or 8")."""
+    if len(seats) not in sizes or not all(s in kinds for s in seats):
+        raise ValueError(f"'seats' must be {sizes_said} of {', '.join(kinds)}, "
+                         f"got {seats!r}"[:300])
+    return seats
+
+
 # --- server -> client ------------------------------------------------------------------------
 class PlayerInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -114,6 +132,20 @@ class Pong(ServerMessage):
     type: Literal["pong"] = "pong"
 
 
+class TableCreated(ServerMessage):
+    """The answer to a create message (each protocol's sets its `type`)."""
+
+    table: str
+    game_id: int
+    tokens: dict[str, str] = Field(description="seat -> token, one per open seat")
+
+    @classmethod
+    def of(cls, table, tokens: dict[int, str]):
+        """The answer for `table` (a table of either game) whose open seats have `tokens`."""
+        return cls(table=table.id, game_id=table.game_id,
+                   tokens={str(k): v for k, v in tokens.items()})
+
+
 def by_type(*models: type[Message]) -> dict[str, type[Message]]:
     """A protocol's messages by their `type`."""
     return {m.model_fields["type"].default: m for m in models}
@@ -138,3 +170,11 @@ def message_schema(client: dict, server: dict, title: str, description: str) -> 
 def json_text(schema: dict) -> str:
     """A schema as its committed file holds it."""
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def write_schema(argv: list[str], schema_text: Callable[[], str], command: str) -> None:
+    """`python -m COMMAND PATH.json` (argv: its sys.argv): write `schema_text()` to PATH."""
+    if len(argv) != 2:
+        sys.exit(f"usage: python -m {command} PATH.json")
+    with open(argv[1], "w", encoding="utf-8") as out:
+        out.write(schema_text())

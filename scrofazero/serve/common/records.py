@@ -1,7 +1,8 @@
 """The base of every records table (the Gongzhu games in gongzhu/records.py, the Fish games in
 fish/records.py): one declarative Base, so one `create_all` makes every table; the columns every
-game and seat table starts with; the statuses still in play; and how the `db` option becomes a
-SQLAlchemy URL and a SQLite connection is set up.
+game and seat table starts with, and how a stored game's answer begins with them; the statuses
+still in play; and how the `db` option becomes a SQLAlchemy URL and a SQLite connection is set
+up.
 """
 
 from __future__ import annotations
@@ -46,6 +47,19 @@ class SeatColumns:
     seat: Mapped[int] = mapped_column(Integer, sort_order=LAST)
     kind: Mapped[str] = mapped_column(String(16), sort_order=LAST)  # open or a bot
     name: Mapped[str] = mapped_column(String(64), sort_order=LAST)
+
+
+def game_head(game: GameColumns) -> dict:
+    """The first fields of a stored game's answer (either game's): its id, table, status and
+    times."""
+    return {"id": game.id, "table": game.table_id, "status": game.status,
+            "created_at": game.created_at.isoformat(),
+            "finished_at": game.finished_at.isoformat() if game.finished_at else None}
+
+
+def seat_list(seats: list[SeatColumns]) -> list[dict]:
+    """A stored game's seats as its answer lists them."""
+    return [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in seats]
 
 
 LIVE = ("waiting", "playing", "between")  # statuses of what a running server still plays

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,16 +61,8 @@ class FishHub(ClientHub):
 
     def __init__(self, records: FishRecords, settings: FishHubSettings,
                  db_thread: Executor | None = None, limits=None):
-        super().__init__(records, db_thread or ThreadPoolExecutor(
-            1, thread_name_prefix="fish-records"), limits)
-        self.settings = settings
+        super().__init__(records, settings, "fish-", db_thread, limits)
         self.tables: dict[str, FishTable] = {}
-        self._own_db_thread = db_thread is None
-        self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="fish-bots")
-        # tables of bots only think apart, so they never take the threads of tables with people
-        self.bot_match_threads = ThreadPoolExecutor(settings.bot_match_threads,
-                                                    thread_name_prefix="fish-bot-matches")
-        self.rng = np.random.default_rng(settings.seed)
         self._scorer = None
         self._kinds: tuple[str, ...] | None = None
 
@@ -140,7 +132,7 @@ class FishHub(ClientHub):
     # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: FishCreate, _thinking) -> None:
         table, tokens = await self.create_table(msg, getattr(conn, "address", None))
-        await conn.send(fish_created(table, tokens).model_dump())
+        await conn.send(FishCreated.of(table, tokens).model_dump())
 
     async def _on_ask(self, conn, msg: FishAsk, thinking: dict | None) -> None:
         """`thinking` (a bot's belief) comes only with our own bots' moves."""
@@ -156,15 +148,6 @@ class FishHub(ClientHub):
     handlers = {Ping: ClientHub._on_ping, FishCreate: _on_create, FishJoin: ClientHub._on_join,
                 FishWatch: ClientHub._on_watch, FishAsk: _on_ask,
                 FishCall: _on_call}  # one per FISH_CLIENT_MESSAGES
-
-    async def shutdown(self) -> None:
-        self.stop_expiries()
-        for table in self.tables.values():
-            table.abandon()
-        self.bot_threads.shutdown(wait=False, cancel_futures=True)
-        self.bot_match_threads.shutdown(wait=False, cancel_futures=True)
-        if self._own_db_thread:
-            self.db_thread.shutdown(wait=True)
 
 
 def make_fish_hub(cfg, records, db_thread: Executor, limits=None) -> FishHub:
@@ -182,12 +165,6 @@ def make_fish_hub(cfg, records, db_thread: Executor, limits=None) -> FishHub:
                                                  bot_match_threads=cfg.bot_match_threads,
                                                  checkpoint=shipped(cfg.fish_checkpoint)),
                    db_thread=db_thread, limits=limits)
-
-
-def fish_created(table: FishTable, tokens: dict[int, str]) -> FishCreated:
-    """The answer to `fish_create` (also what POST /api/fish/tables returns, less v and type)."""
-    return FishCreated(table=table.id, game_id=table.game_id,
-                       tokens={str(k): v for k, v in tokens.items()})
 
 
 class SeatView:

@@ -33,7 +33,10 @@ from scrofazero.serve.common.messages import (
     Pong,
     Seat,
     ServerMessage,
+    TableCreated,
+    WatchTable,
     by_type,
+    checked_seats,
     json_text,
     message_schema,
 )
@@ -83,10 +86,7 @@ class FishCreate(ClientMessage):
     @field_validator("seats")
     @classmethod
     def _kinds(cls, seats: list[str]) -> list[str]:
-        kinds = fish_seat_kinds()
-        if len(seats) not in TABLE_SIZES or not all(s in kinds for s in seats):
-            raise ValueError(f"'seats' must be 6 or 8 of {', '.join(kinds)}, got {seats!r}"[:300])
-        return seats
+        return checked_seats(seats, fish_seat_kinds(), TABLE_SIZES, "6 or 8")
 
 
 class FishJoin(Join):
@@ -120,9 +120,8 @@ class FishCall(ClientMessage):
         return holders
 
 
-class FishWatch(ClientMessage):
+class FishWatch(WatchTable):
     type: Literal["fish_watch"] = "fish_watch"
-    table: StrictStr = Field(description="a table id")
 
 
 # --- server -> client ------------------------------------------------------------------------
@@ -145,11 +144,8 @@ class FishTableInfo(BaseModel):
     players: list[PlayerInfo]
 
 
-class FishCreated(ServerMessage):
+class FishCreated(TableCreated):
     type: Literal["fish_created"] = "fish_created"
-    table: str
-    game_id: int
-    tokens: dict[str, str] = Field(description="seat -> token, one per open seat")
 
 
 class Asked(ServerMessage):

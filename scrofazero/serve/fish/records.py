@@ -29,7 +29,14 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from scrofazero.games.fish.cards import card_code, card_id
 from scrofazero.games.fish.rules import FishState, IllegalMove, Params
 from scrofazero.games.fish.transcripts import Transcript, write_transcript
-from scrofazero.serve.common.records import Base, GameColumns, SeatColumns, now
+from scrofazero.serve.common.records import (
+    Base,
+    GameColumns,
+    SeatColumns,
+    game_head,
+    now,
+    seat_list,
+)
 
 
 class FishGame(GameColumns, Base):
@@ -132,17 +139,12 @@ class FishRecords:
             game = session.get(FishGame, game_id)
             if game is None:
                 return None
-            return {"id": game.id, "table": game.table_id, "status": game.status,
-                    "created_at": game.created_at.isoformat(),
-                    "finished_at": game.finished_at.isoformat() if game.finished_at else None,
-                    "num_players": game.num_players, "calls": game.calls,
+            return {**game_head(game), "num_players": game.num_players, "calls": game.calls,
                     "first_player": game.first_player,
                     "seed": None if game.seed is None else int(game.seed),
                     "deal": json.loads(game.deal),
                     "score": json.loads(game.score) if game.score else None,
-                    "settings": json.loads(game.settings),
-                    "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name}
-                              for s in game.seats],
+                    "settings": json.loads(game.settings), "seats": seat_list(game.seats),
                     "moves": [_move_dict(m) for m in game.moves]}
 
 

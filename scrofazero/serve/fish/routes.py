@@ -22,9 +22,10 @@ from scrofazero.serve.common.sockets import (
     page,
     serve_socket,
 )
-from scrofazero.serve.fish.hub import FishHub, fish_created
+from scrofazero.serve.fish.hub import FishHub
 from scrofazero.serve.fish.messages import (
     FishCreate,
+    FishCreated,
     FishProtocolError,
     parse_fish_message,
 )
@@ -70,7 +71,7 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
             table, tokens = await fish_hub().create_table(msg, client_address(request))
         except FishProtocolError as err:
             return JSONResponse(err.to_message(), status_code=429 if err.code == "limit" else 400)
-        return fish_created(table, tokens).model_dump(exclude={"v", "type"})
+        return FishCreated.of(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/fish/tables")
     async def fish_tables(offset: int = 0, limit: int = 50):

@@ -3,17 +3,17 @@
 `Hub.receive(conn, text)` (common/client_hub.py) is the one path for a message from any client: a
 WebSocket of a page or an outside bot, or a `BotClient` of ours, which rebuilds its view from
 the messages it gets (protocol.SeatTracker) and answers with the same JSON an outside bot
-sends. Each client message model has one handler (Hub.handlers). Bots are the registry's players (agents/registry.py), built
-by seat kind; what one was thinking is its `decide` explanation, whatever its class. Agents think
-in a thread pool and records are written on one database thread, so the event loop never waits
-on either.
+sends. Each client message model has one handler (Hub.handlers). Bots are the registry's
+players (agents/registry.py), built by seat kind; what one was thinking is its `decide`
+explanation, whatever its class. Agents think in a thread pool and records are written on one
+database thread, so the event loop never waits on either.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,14 +79,8 @@ class Hub(ClientHub):
     parse = staticmethod(parse_client_message)
 
     def __init__(self, records: Records, settings: HubSettings, limits=None):
-        super().__init__(records, ThreadPoolExecutor(1, thread_name_prefix="records"), limits)
-        self.settings = settings
+        super().__init__(records, settings, "", limits=limits)
         self.tables: dict[str, Table] = {}
-        self.bot_threads = ThreadPoolExecutor(settings.bot_threads, thread_name_prefix="bots")
-        # tables of bots only think apart, so they never take the threads of tables with people
-        self.bot_match_threads = ThreadPoolExecutor(settings.bot_match_threads,
-                                                    thread_name_prefix="bot-matches")
-        self.rng = np.random.default_rng(settings.seed)
         self._model = None
         self._standard = None
         self._moves: list[tuple[dict, asyncio.Future]] = []  # waiting for the next commit
@@ -221,7 +215,7 @@ class Hub(ClientHub):
     # --- the handlers of the client messages (the one path: ClientHub.receive) -------------
     async def _on_create(self, conn, msg: Create, _thinking) -> None:
         table, tokens = await self.create_table(msg, getattr(conn, "address", None))
-        await conn.send(created(table, tokens).model_dump())
+        await conn.send(Created.of(table, tokens).model_dump())
 
     async def _on_next(self, conn, _msg: Next, _thinking) -> None:
         table, seat = self._seated(conn, "before saying next")
@@ -236,14 +230,6 @@ class Hub(ClientHub):
     handlers = {Ping: ClientHub._on_ping, Create: _on_create, Join: ClientHub._on_join,
                 Watch: ClientHub._on_watch, Play: _on_play,
                 Next: _on_next}  # one per client message (CLIENT_MESSAGES)
-
-    async def shutdown(self) -> None:
-        self.stop_expiries()
-        for table in self.tables.values():
-            table.abandon()
-        self.bot_threads.shutdown(wait=False, cancel_futures=True)
-        self.bot_match_threads.shutdown(wait=False, cancel_futures=True)
-        self.db_thread.shutdown(wait=True)
 
 
 class BotClient:
@@ -293,12 +279,6 @@ class BotClient:
         """The move again (refused as not_your_turn if a fallback has played it meanwhile)."""
         await asyncio.sleep(STORAGE_RETRY_S)
         await self.hub.receive(self, *move)
-
-
-def created(table: Table, tokens: dict[int, str]) -> Created:
-    """The answer to `create` (also what POST /api/tables returns, less v and type)."""
-    return Created(table=table.id, game_id=table.game_id,
-                   tokens={str(k): v for k, v in tokens.items()})
 
 
 def decide(agent, view: InfoView, rng: np.random.Generator) -> tuple[int, dict | None]:

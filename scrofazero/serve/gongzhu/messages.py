@@ -28,7 +28,10 @@ from scrofazero.serve.common.messages import (
     Pong,
     Seat,
     ServerMessage,
+    TableCreated,
+    WatchTable,
     by_type,
+    checked_seats,
     json_text,
     message_schema,
     name_field,
@@ -78,15 +81,11 @@ class Create(ClientMessage):
     @field_validator("seats")
     @classmethod
     def _kinds(cls, seats: list[str]) -> list[str]:
-        kinds = seat_kinds()
-        if len(seats) != 4 or not all(s in kinds for s in seats):
-            raise ValueError(f"'seats' must be 4 of {', '.join(kinds)}, got {seats!r}"[:300])
-        return seats
+        return checked_seats(seats, seat_kinds(), (4,), "4")
 
 
-class Watch(ClientMessage):
+class Watch(WatchTable):
     type: Literal["watch"] = "watch"
-    table: StrictStr = Field(description="a table id")
 
 
 class Next(ClientMessage):
@@ -144,11 +143,8 @@ class HandResult(BaseModel):
     returns: list[int]
 
 
-class Created(ServerMessage):
+class Created(TableCreated):
     type: Literal["created"] = "created"
-    table: str
-    game_id: int
-    tokens: dict[str, str] = Field(description="seat -> token, one per open seat")
 
 
 class Welcome(ServerMessage, TableInfo, PublicState):

@@ -53,7 +53,9 @@ from scrofazero.serve.common.records import (
     RecordsError,
     SeatColumns,
     database_url,
+    game_head,
     now,
+    seat_list,
     sqlite_pragmas,
 )
 from scrofazero.serve.gongzhu.protocol import card_codes, public_state
@@ -278,14 +280,9 @@ def _deal_told(game: Game) -> bool:
 
 
 def _summary(game: Game) -> dict:
-    return {"id": game.id, "table": game.table_id, "status": game.status,
-            "created_at": game.created_at.isoformat(),
-            "finished_at": game.finished_at.isoformat() if game.finished_at else None,
-            "deal_number": game.deal_number if _deal_told(game) else None,
-            "leader": game.leader,
-            "scores": json.loads(game.scores) if game.scores else None,
-            "match_id": game.match_id, "hand": game.hand,
-            "seats": [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in game.seats]}
+    return {**game_head(game), "deal_number": game.deal_number if _deal_told(game) else None,
+            "leader": game.leader, "scores": json.loads(game.scores) if game.scores else None,
+            "match_id": game.match_id, "hand": game.hand, "seats": seat_list(game.seats)}
 
 
 def to_game_record(game: dict) -> GameRecord:
@@ -301,7 +298,8 @@ def export_text(game: dict) -> str:
     record = to_game_record(game)
     replay(record)
     seats = ", ".join(f"{s['seat']} {s['kind']} {s['name']}" for s in game["seats"])
-    header = f"# game {game['id']} ({game['status']}), created {game['created_at']}; seats: {seats}\n"
+    header = (f"# game {game['id']} ({game['status']}), created {game['created_at']}; "
+              f"seats: {seats}\n")
     return header + format_game(record.deal, record.leader, record.moves, record.score)
 
 

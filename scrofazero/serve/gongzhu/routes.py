@@ -28,8 +28,8 @@ from scrofazero.serve.common.sockets import (
     serve_socket,
 )
 from scrofazero.serve.common.web import HTTP_STATUS
-from scrofazero.serve.gongzhu.hub import Hub, created
-from scrofazero.serve.gongzhu.messages import Create, seat_kinds
+from scrofazero.serve.gongzhu.hub import Hub
+from scrofazero.serve.gongzhu.messages import Create, Created, seat_kinds
 from scrofazero.serve.gongzhu.protocol import parse_claim, parse_client_message
 from scrofazero.serve.gongzhu.records import Records, export_text, game_settled, replay_frames
 from scrofazero.serve.gongzhu.reviews import Reviews
@@ -100,7 +100,7 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
         if not isinstance(msg, Create):
             raise ProtocolError("bad_message", "POST /api/tables takes a 'create' message")
         table, tokens = await hub().create_table(msg, client_address(request))
-        return created(table, tokens).model_dump(exclude={"v", "type"})
+        return Created.of(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/tables")
     async def tables(offset: int = 0, limit: int = 50, public: bool = False):

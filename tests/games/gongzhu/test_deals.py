@@ -1,8 +1,9 @@
 """Deals: random deals, deal lines, deal files and rotation.
 
 Invariants: a deal is a permutation of the 52 cards, the same seed gives the same deal; the
-shipped standard file has 1024 valid deals; malformed lines, and a binary (not UTF-8) file, name the file and line number;
-missing or repeated cards are named; rotation moves seat i's hand to seat i+1.
+shipped standard file has 1024 valid deals; malformed lines, and a binary (not UTF-8) file,
+name the file and line number; missing or repeated cards are named; rotation moves seat i's
+hand to seat i+1.
 """
 
 import numpy as np

@@ -3,8 +3,9 @@
 Invariants: random-play conformance over many seeds (legal set never empty before the end,
 cards conserved, each seat plays once per trick, follow-suit respected, the same seed gives the
 same game); the highest card of the led suit wins and leads next; scripted deals with known
-scores; the leader parameter (an integer seat: not 1.0 or True); bad moves raise and leave the state unchanged; the information
-view hides other hands and records voids; clone independence; from_view rebuilds the state.
+scores; the leader parameter (an integer seat: not 1.0 or True); bad moves raise and leave the
+state unchanged; the information view hides other hands and records voids; clone independence;
+from_view rebuilds the state.
 """
 
 import random
