@@ -6,6 +6,12 @@ sampling/uniform.py), then either looks one ply ahead
 with the value head ("value": every legal card in every deal, one evaluator call for all) or
 averages the masked policy over deals ("policy"). A baseline for what search adds (docs/rules.md
 section 14).
+
+`sampling=marginals` samples nothing: the network reads the belief's calibrated marginals in its
+hand blocks (nn/encoding.py encode_holders), one input per legal card's child (or the root, in
+policy mode). Meant for a network fine-tuned on such inputs (train/marginal_input.py); the
+shipped network accepts them too (its input always was probabilities), which measures what the
+fine-tuning adds.
 """
 
 from __future__ import annotations
@@ -19,12 +25,15 @@ from scrofazero.games.gongzhu.batch import StateBatch, step
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.belief import load_belief
 from scrofazero.nn.checkpoint import load_model
+from scrofazero.nn.encoding import encode_holders
 from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.sampling.belief import view_holders
 from scrofazero.sampling.stratified import SamplingConfig, draw
 from scrofazero.sampling.uniform import owners_to_hands
 
 MODES = ("value", "policy")
-SAMPLINGS = ("uniform", "belief", "oracle", "oracle_important")
+SAMPLINGS = ("uniform", "belief", "marginals", "oracle", "oracle_important")
+BELIEF_SAMPLINGS = ("belief", "marginals")  # those that read the card-location network
 
 
 @dataclass
@@ -33,13 +42,14 @@ class RawSettings:
 
     num_deals: int = 5  # deals sampled per decision (paper: 5)
     mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
-    # uniform (paper) | belief (deals from the card-location network) | oracle (the true deal:
-    # evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
+    # uniform (paper) | belief (deals from the card-location network) | marginals (no deals: the
+    # network reads the belief's marginals; for a network fine-tuned on them) | oracle (the true
+    # deal: evaluation only) | oracle_important (the deciding cards' holders told: evaluation only)
     sampling: str = "belief"
-    # sampling=belief: the card-location network file ("" = the shipped models/belief.pt)
+    # sampling=belief|marginals: the card-location network file ("" = the shipped models/belief.pt)
     beliefs: str = ""
-    # sampling=belief: fitting passes toward the network's marginals (0: the constrained product as
-    # it is)
+    # sampling=belief|marginals: fitting passes toward the network's marginals (0: the constrained
+    # product as it is)
     calibrate: int = SamplingConfig.calibrate
 
     def __post_init__(self):
@@ -52,8 +62,9 @@ class RawSettings:
 
 class RawNetworkAgent:
     """Network player. checkpoint: path loaded with nn.checkpoint.load_model; or model: a
-    PolicyValueNet (or any module with its forward). num_deals: uniform deals sampled per
-    decision. mode: "value" (1-ply value search) or "policy" (mean masked softmax)."""
+    PolicyValueNet (or any module with its forward). num_deals: deals sampled per decision
+    (unused by sampling="marginals"). mode: "value" (1-ply value search) or "policy" (mean
+    masked softmax). The other arguments are RawSettings'."""
 
     name = "raw"
 
@@ -70,10 +81,12 @@ class RawNetworkAgent:
         self.num_deals = settings.num_deals
         self.mode = settings.mode
         self.sampling = settings.sampling
+        self.calibrate = settings.calibrate
         # The full player's sampling methods, as plain draws of num_deals deals.
-        self._draw = SamplingConfig(method=self.sampling, num_deals=self.num_deals,
-                                    beliefs=settings.beliefs, calibrate=settings.calibrate)
-        self.beliefs = load_belief(settings.beliefs) if self.sampling == "belief" else None
+        self._draw = None if self.sampling == "marginals" else SamplingConfig(
+            method=self.sampling, num_deals=self.num_deals, beliefs=settings.beliefs,
+            calibrate=settings.calibrate)
+        self.beliefs = load_belief(settings.beliefs) if self.sampling in BELIEF_SAMPLINGS else None
         self.needs_deal = self.sampling.startswith("oracle")  # evaluation only
         self._deal = None
 
@@ -91,25 +104,51 @@ class RawNetworkAgent:
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         if len(legal) == 1:
             return int(legal[0])  # forced: no sampling, no network call
-        hands = self._hands(view, rng)  # [D, 4]
-        roots = StateBatch.from_states([GongzhuState.from_view(view, h.tolist()) for h in hands])
-        if self.mode == "value":
-            scores = self._value_scores(roots, legal, view.seat)
+        if self.sampling == "marginals":
+            roots, holders = self._marginal_root(view)
         else:
-            scores = self._policy_scores(roots, legal)
+            hands = self._hands(view, rng)  # [D, 4]
+            roots = StateBatch.from_states([GongzhuState.from_view(view, h.tolist())
+                                            for h in hands])
+            holders = None
+        if self.mode == "value":
+            scores = self._value_scores(roots, legal, view.seat, holders)
+        else:
+            scores = self._policy_scores(roots, legal, holders)
         best = np.flatnonzero(scores == scores.max())
         return int(legal[best[int(rng.integers(len(best)))]])
 
-    def _value_scores(self, roots: StateBatch, legal: np.ndarray, seat: int) -> np.ndarray:
-        """Mean over deals of our seat's value after each legal card: [L]."""
+    def _marginal_root(self, view: InfoView) -> tuple[StateBatch, np.ndarray]:
+        """The view as one state whose other hands are empty (only its public part and the
+        viewer's own hand are read) and what the viewer knows of every hand: [1, 52, 4]."""
+        holders = view_holders(view, self.beliefs.probabilities(view), self.calibrate)
+        hands = np.zeros((1, 4), dtype=np.uint64)
+        hands[0, view.seat] = view.hand
+        return StateBatch.from_view(view, hands), holders[None]
+
+    def _evaluate(self, states: StateBatch, holders: np.ndarray | None):
+        """The evaluator on `states`, reading `holders` [B, 52, 4] as their hands when given."""
+        if holders is None:
+            return self.evaluator(states)
+        return self.evaluator.evaluate(states, encode_holders(states, holders))
+
+    def _value_scores(self, roots: StateBatch, legal: np.ndarray, seat: int,
+                      holders: np.ndarray | None = None) -> np.ndarray:
+        """Mean over deals (or roots) of our seat's value after each legal card: [L]."""
         d, k = len(roots), len(legal)
-        children = step(roots.take(np.repeat(np.arange(d), k)), np.tile(legal, d))  # [D * L]
-        _, values = self.evaluator(children)  # [D * L, 4]
+        parents = np.repeat(np.arange(d), k)
+        cards = np.tile(legal, d)
+        children = step(roots.take(parents), cards)  # [D * L]
+        if holders is not None:
+            holders = holders[parents]  # [D * L, 52, 4]; the card played now lies in the trick
+            holders[np.arange(d * k), cards] = 0.0
+        _, values = self._evaluate(children, holders)  # [D * L, 4]
         return values[:, seat].reshape(d, k).mean(axis=0)
 
-    def _policy_scores(self, roots: StateBatch, legal: np.ndarray) -> np.ndarray:
+    def _policy_scores(self, roots: StateBatch, legal: np.ndarray,
+                       holders: np.ndarray | None = None) -> np.ndarray:
         """Mean over deals of the policy restricted to the legal cards (masked softmax): [L]."""
-        logits, _ = self.evaluator(roots)  # [D, 52]
+        logits, _ = self._evaluate(roots, holders)  # [D, 52]
         z = logits[:, legal].astype(np.float64)  # [D, L] legal logits only = mask before softmax
         p = np.exp(z - z.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)

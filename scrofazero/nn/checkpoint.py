@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from scrofazero.atomic import write_atomic
+from scrofazero.atomic import strict_json, write_atomic
 from scrofazero.nn.encoding import ENCODING_VERSION
 from scrofazero.nn.network import PolicyValueNet
 
@@ -174,7 +174,8 @@ def _stored(state: dict, dtype: str, where: str) -> dict:
             for k, t in state.items()}
 
 
-def save_model_file(path, model, step: int = 0, weights: str = "float32") -> Path:
+def save_model_file(path, model, step: int = 0, weights: str = "float32",
+                    meta: dict | None = None) -> Path:
     """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
     what load_model needs, e.g. for the players of a periodic evaluation.
 
@@ -184,12 +185,16 @@ def save_model_file(path, model, step: int = 0, weights: str = "float32") -> Pat
         step: the training step recorded with it.
         weights: "float32", or "float16" for half the size (a shipped network; load_model reads
             them into float32).
+        meta: plain data describing the network (what it was trained on, what input it reads),
+            stored as the payload's "meta" (load_checkpoint returns it).
 
     Returns:
         `path`.
     """
     path = Path(path)
     payload = _payload(model, None, step, {}, None)
+    if meta is not None:
+        payload["meta"] = strict_json(dict(meta))
     payload["model"] = _stored(payload["model"], weights, "model file weights")
     _atomic_save(payload, path)
     return path

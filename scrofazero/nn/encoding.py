@@ -81,3 +81,28 @@ def encode_own_view(s: StateBatch) -> np.ndarray:
     unseen = x[:, block].reshape(b, 3, NUM_CARDS).sum(axis=1) / 3.0  # [B, 52]
     x[:, block] = np.tile(unseen, 3)
     return x
+
+
+def encode_holders(s: StateBatch, holders: np.ndarray) -> np.ndarray:
+    """Like `encode`, but the hand blocks hold what some viewer knows of the hands.
+
+    holders [B, 52, 4]: the probability that each absolute seat holds each card now (1 or 0 where
+    the viewer knows, as for its own hand and the cards already played; a belief's marginals for
+    the cards it cannot see). The blocks are rotated relative to each row's player to move as
+    `encode`'s are, so the viewer may be the mover or not (the child of a 1-ply search, whose
+    mover is uncertain to the viewer). The hands of `s` are not read: only its public part
+    (piles, trick, whose turn) is. One-hot holders of the true deal give `encode(s)` exactly.
+
+    Args:
+        s: the states (any hands: zeros will do).
+        holders: [B, 52, 4] probabilities per card and absolute seat.
+    """
+    holders = np.asarray(holders, dtype=np.float32)
+    b = len(s)
+    if holders.shape != (b, NUM_CARDS, 4):
+        raise ValueError(f"holders must have shape ({b}, {NUM_CARDS}, 4), got {holders.shape}")
+    seats = (current_player(s)[:, None] + _SEAT_OFFSETS) & 3  # [B, 4] p, p+1, p+2, p+3
+    relative = np.take_along_axis(holders, seats[:, None, :], axis=2)  # [B, 52, 4]
+    x = encode(s)
+    x[:, HANDS_OFFSET:PILES_OFFSET] = relative.transpose(0, 2, 1).reshape(b, 4 * NUM_CARDS)
+    return x

@@ -95,10 +95,25 @@ class NetworkEvaluator:
         Returns:
             (logits [B, 52], values [B, 4]) float32, as the class docstring describes.
         """
+        return self.evaluate(s, encode(s) if len(s) else None)
+
+    def evaluate(self, s: StateBatch, x: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(logits [B, 52], values [B, 4]) of the states `s` from their inputs `x` [B, 434]
+        encoded some other way than `encode` (e.g. nn/encoding.py encode_holders: what a viewer
+        knows of the hands); the public part of `s` turns the value into per-seat returns.
+
+        Args:
+            s: the states (only their piles, whose turn and whether they are over are read).
+            x: [B, 434] their network inputs (None for an empty batch).
+
+        Returns:
+            (logits [B, 52], values [B, 4]) float32, as for `__call__`.
+        """
         b = len(s)
         self.calls += 1
         self.states += b
-        out = self._forward(encode(s)) if b else np.zeros((0, 53), dtype=np.float32)  # [B, 53]
+        out = (self._forward(np.ascontiguousarray(x, dtype=np.float32)) if b
+               else np.zeros((0, 53), dtype=np.float32))  # [B, 53]
         logits = np.ascontiguousarray(out[:, :-1])  # [B, 52]
         v = out[:, -1]  # [B] points to come for the mover's team
         ret = returns(s).astype(np.float32)  # [B, 4]

@@ -250,6 +250,32 @@ def view_weights(view: InfoView, probabilities: np.ndarray):
     return cards, sizes, others, weights
 
 
+def view_holders(view: InfoView, probabilities: np.ndarray,
+                 calibrate_iterations: int = 20) -> np.ndarray:
+    """[52, 4] float64: where each card lies as `view`'s seat knows it, per absolute seat.
+
+    The seat's own hand is 1 at its seat, a played card 0 everywhere, and each unseen card gets
+    its marginals under the constrained product model of the belief (the deals that
+    `sample_belief` draws, calibrated toward the belief's own marginals when
+    `calibrate_iterations` > 0): the exact hand sizes and voids are respected, so every other
+    seat's column sums to its hand size. The input of the network player that reads marginals
+    instead of sampled deals (nn/encoding.py encode_holders).
+
+    Args:
+        view: the viewing seat's information.
+        probabilities: [52, 4] the belief, per card and absolute seat (the belief network's).
+        calibrate_iterations: fitting passes toward the belief's marginals (0: its product).
+    """
+    cards, sizes, others, weights = view_weights(view, probabilities)
+    out = np.zeros((52, 4))
+    out[[c for c in range(52) if view.hand >> c & 1], view.seat] = 1.0
+    if len(cards):
+        if calibrate_iterations > 0:
+            weights = calibrate(weights, sizes, calibrate_iterations)
+        out[np.ix_(cards, list(others))] = marginals(weights, sizes)
+    return out
+
+
 def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[int, ...],
                   per_stratum: int, rng: np.random.Generator, calibrate_iterations: int = 20):
     """Deals of `view`'s unseen cards from a belief: `per_stratum` deals in each placement of the

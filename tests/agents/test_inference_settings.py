@@ -2,7 +2,9 @@
 
 Invariants: with sampling.method=belief the full player searches deals drawn from the
 card-location network (consistent with the view, strata weighted by the belief) and explains its
-move with the network's own probabilities; the raw player's belief deals are consistent; an
+move with the network's own probabilities; the raw player's belief deals are consistent; the
+raw player with sampling=marginals (a registry setting) reads the given belief file's calibrated
+marginals and draws no deals; an
 oracle player searches exactly the true deal (oracle) or deals that put every unseen deciding
 card with its true holder (oracle_important) when the evaluation arena gives the deal, and is
 refused everywhere else: at its first move without the deal, by check_real_game, at a table.
@@ -13,12 +15,13 @@ import pytest
 import torch
 
 from scrofazero.agents import check_real_game, make_agent
+from scrofazero.agents.registry import player_spec
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent, explain
 from scrofazero.eval.arena import play_game
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.belief import BeliefNet, save_belief
 from scrofazero.nn.network import PolicyValueNet
-from scrofazero.sampling.belief import sample_belief
+from scrofazero.sampling.belief import sample_belief, view_holders
 from scrofazero.sampling.oracle import DECIDING, OracleError
 from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, view_constraints
@@ -97,6 +100,22 @@ def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate):
                                   owners_to_hands(owners))
     with pytest.raises(ValueError, match="calibrate"):
         make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file, calibrate=-1)
+
+
+@pytest.mark.parametrize("calibrate", [0, 20])
+def test_raw_player_marginals_read_the_belief(belief_file, calibrate):
+    spec = player_spec("raw")
+    settings = spec.settings_from({"sampling": "marginals", "beliefs": belief_file,
+                                   "calibrate": calibrate})
+    agent = spec.make(settings, model=tiny_net())
+    assert agent._draw is None and agent.beliefs is not None
+    state = position(4, 17)
+    view = state.view(state.current_player)
+    root, holders = agent._marginal_root(view)
+    assert len(root) == 1 and int(root.hands[0, view.seat]) == view.hand
+    np.testing.assert_array_equal(
+        holders[0], view_holders(view, agent.beliefs.probabilities(view), calibrate))
+    assert agent.act(view, np.random.default_rng(0)) in view.legal_actions()
 
 
 class Spy(ScrofaZeroAgent):

@@ -5,7 +5,10 @@ legal; forced moves make no network call and every other decision exactly one; w
 whose value (or policy) prefers a known card the agent plays that card; value mode equals a
 slow choice that steps and evaluates one (deal, card) at a time on the same deals; the same
 rng seed gives the same game; a checkpoint path loads the same net as passing the model; bad
-arguments raise.
+arguments raise. With sampling="marginals" (no deals: the belief's marginals as the hand
+blocks) full games are legal in both modes with one call per unforced decision and reproduce
+from a seed, and value mode picks the card whose child, encoded from the view's holders with
+that card gone, has the best value.
 """
 
 import numpy as np
@@ -13,11 +16,14 @@ import pytest
 import torch
 
 from scrofazero.agents.raw_net import RawNetworkAgent
-from scrofazero.games.gongzhu.batch import StateBatch
+from scrofazero.games.gongzhu.batch import StateBatch, step
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.belief import load_belief
+from scrofazero.nn.encoding import encode_holders
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
+from scrofazero.sampling.belief import view_holders
 from scrofazero.sampling.uniform import sample_hands
 
 PREFERRED = card_index("H9")  # held by seat 0 in the residue deal below (index 20)
@@ -155,3 +161,37 @@ def test_bad_arguments_raise():
         RawNetworkAgent(model=small_net(), mode="mcts")
     with pytest.raises(ValueError):
         RawNetworkAgent(model=small_net(), num_deals=0)
+
+
+def test_marginals_full_games_legal_and_seeded():
+    value = RawNetworkAgent(model=small_net(3), sampling="marginals")
+    policy = RawNetworkAgent(model=small_net(4), sampling="marginals", mode="policy")
+    agents = [value, policy, value, policy]
+    calls = value.evaluator.calls + policy.evaluator.calls
+    cards, forced = play_game(agents, seed=2, game_seed=6)
+    assert len(cards) == 52
+    assert value.evaluator.calls + policy.evaluator.calls - calls == 52 - forced
+    again, _ = play_game(agents, seed=2, game_seed=6)
+    assert again == cards
+
+
+def test_marginals_value_mode_picks_the_best_child_of_the_holders():
+    model = small_net(5)
+    evaluator = NetworkEvaluator(model)
+    state = GongzhuState(seed=9)
+    rng = np.random.default_rng(9)
+    for _ in range(6):
+        state.apply(int(rng.choice(state.legal_actions())))
+    view = state.view(state.current_player)
+    holders = view_holders(view, load_belief().probabilities(view))
+    hands = np.zeros((1, 4), dtype=np.uint64)
+    hands[0, view.seat] = view.hand
+    values = []
+    for card in view.legal_actions():
+        child = step(StateBatch.from_view(view, hands), [card])
+        h = holders.copy()
+        h[card] = 0.0
+        values.append(evaluator.evaluate(child, encode_holders(child, h[None]))[1][0, view.seat])
+    want = view.legal_actions()[int(np.argmax(values))]
+    agent = RawNetworkAgent(model=model, sampling="marginals")
+    assert agent.act(view, np.random.default_rng(0)) == want

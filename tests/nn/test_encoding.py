@@ -6,15 +6,25 @@ random positions at every ply (terminal ones included); relabelling every seat b
 piles, leader) leaves the encoding unchanged because it is relative to the mover, while moving
 the hands alone changes it; a just-played S2 and CA both get three ones in their block (the
 original lost S2); trick blocks run most recent first; [B, 434] float32 of 0/1, B = 0 included.
+encode_holders: one-hot holders of the true deal give encode() exactly, 1/3 in every hidden slot
+at the mover gives encode_own_view(), whoever the viewer, a mover's probabilities land in its
+block 0; a holders array of the wrong shape is refused.
 """
 
 import numpy as np
+import pytest
 from positions import random_positions
 
 from scrofazero.games.gongzhu.batch import StateBatch
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.nn.encoding import ENCODING_VERSION, INPUT_SIZE, encode
+from scrofazero.nn.encoding import (
+    ENCODING_VERSION,
+    INPUT_SIZE,
+    encode,
+    encode_holders,
+    encode_own_view,
+)
 
 
 def reference_encode(s: GongzhuState) -> np.ndarray:
@@ -119,3 +129,47 @@ def test_trick_blocks_most_recent_first():
     assert [int(np.flatnonzero(b)[1]) - 1 for b in blocks] == [2, 1, 0]
     assert s.current_player == 3
     assert np.array_equal(np.flatnonzero(x[:52]), [c for c in range(52) if c % 4 == 3])
+
+
+def true_holders(states) -> np.ndarray:
+    """[B, 52, 4] one-hot: who holds each card in each state (all 0 for played cards)."""
+    out = np.zeros((len(states), 52, 4))
+    for row, s in enumerate(states):
+        for seat in range(4):
+            for card in range(52):
+                out[row, card, seat] = s.hands[seat] >> card & 1
+    return out
+
+
+def test_holders_of_the_true_deal_give_encode():
+    states = random_positions(3, seed=21)
+    batch = StateBatch.from_states(states)
+    assert np.array_equal(encode_holders(batch, true_holders(states)), encode(batch))
+    # the hands of the batch are not read: empty ones give the same input
+    empty = StateBatch(np.zeros_like(batch.hands), batch.piles, batch.trick, batch.trick_len,
+                       batch.leader, batch.num_played)
+    assert np.array_equal(encode_holders(empty, true_holders(states)), encode(batch))
+
+
+def test_a_third_in_every_hidden_slot_gives_encode_own_view():
+    states = [s for s in random_positions(2, seed=22) if not s.is_terminal()]
+    batch = StateBatch.from_states(states)
+    holders = true_holders(states)
+    for row, s in enumerate(states):
+        mover = s.current_player
+        hidden = holders[row].sum(axis=1) - holders[row, :, mover] > 0  # [52] others' cards
+        holders[row, hidden] = 1.0 / 3.0
+        holders[row, hidden, mover] = 0.0
+    assert np.allclose(encode_holders(batch, holders), encode_own_view(batch), atol=1e-7)
+
+
+def test_probabilities_are_rotated_to_the_mover():
+    s = GongzhuState(seed=4, leader=2)  # seat 2 to move
+    holders = np.zeros((1, 52, 4))
+    holders[0, 7, 2] = 0.25  # the mover's block
+    holders[0, 8, 3] = 0.5  # the next seat's
+    x = encode_holders(StateBatch.from_states([s]), holders)[0]
+    assert x[7] == np.float32(0.25) and x[52 + 8] == np.float32(0.5)
+    assert np.count_nonzero(x[:208]) == 2
+    with pytest.raises(ValueError, match="shape"):
+        encode_holders(StateBatch.from_states([s]), np.zeros((1, 52, 3)))

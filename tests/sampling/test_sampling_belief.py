@@ -5,7 +5,10 @@ enumeration of the constrained product model on small problems (frequencies with
 tolerance); with all weights 1 it is the exact uniform distribution over consistent deals;
 calibration recovers weights whose marginals are a reachable target; belief deals from a view
 never break a hand size or a shown void, pin each stratum's important cards, weigh strata by the
-belief and reproduce from a seed; a zero belief cell of an allowed seat cannot rule a deal out.
+belief and reproduce from a seed; a zero belief cell of an allowed seat cannot rule a deal out;
+a view's holders are 1 for its own hand, 0 for played cards and the calibrated model's marginals
+for the unseen cards (each card's row sums to 1, each other seat's column to its hand size, a
+shown void gets 0).
 """
 
 import itertools
@@ -20,6 +23,7 @@ from scrofazero.sampling.belief import (
     log_partition,
     marginals,
     sample,
+    view_holders,
     view_weights,
 )
 from scrofazero.sampling.stratified import SamplingConfig, draw, important_cards
@@ -178,3 +182,24 @@ def test_a_zero_cell_never_rules_out_a_consistent_deal():
     assert np.isfinite(log_partition(weights, sizes))
     with pytest.raises(ValueError, match="belief"):
         view_weights(view, np.zeros((52, 3)))
+
+
+def test_view_holders_are_the_calibrated_marginals():
+    state, view = midgame(1, 23)  # seats 2 and 3 have shown voids
+    belief = random_belief(view, np.random.default_rng(2))
+    holders = view_holders(view, belief)
+    own = [c for c in range(52) if view.hand >> c & 1]
+    played = [c for _, c in view.history]
+    assert np.all(holders[own, view.seat] == 1) and np.all(holders[own].sum(axis=1) == 1)
+    assert np.all(holders[played] == 0)
+    cards, sizes, others, weights = view_weights(view, belief)
+    np.testing.assert_allclose(holders[np.ix_(cards, others)],
+                               marginals(calibrate(weights, sizes), sizes))
+    np.testing.assert_allclose(holders[cards].sum(axis=1), 1.0)
+    np.testing.assert_allclose(holders[:, list(others)].sum(axis=0), sizes)
+    voids = [(seat, suit) for seat in others for suit in range(4) if view.voids[seat] >> suit & 1]
+    assert voids
+    for seat, suit in voids:  # a shown void holds none of the suit
+        assert np.all(holders[13 * suit:13 * suit + 13, seat] == 0)
+    plain = view_holders(view, belief, calibrate_iterations=0)
+    np.testing.assert_allclose(plain[np.ix_(cards, others)], marginals(weights, sizes))
