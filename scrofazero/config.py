@@ -47,6 +47,7 @@ from scrofazero.train.warm_start import WarmStartConfig
 Width = at_most(MAX_WIDTH)  # a layer width of the network
 Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
+Decay = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]  # an average's decay in [0, 1)
 DISTRIBUTED = ("none", "ray")
 DEVICE_KINDS = ("cpu", "cuda", "mps")
 
@@ -98,6 +99,7 @@ class TrainConfig:
     state_file: Optional[str] = None  # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
     state_moments: one_of(*MOMENTS) = "float32"  # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
     state_weights: one_of(*WEIGHTS) = "float32"  # the network's weights in the state file: float32 (exact) | float16 (half the size)
+    ema: Decay = 0.0  # average the weights: after every optimiser step average = ema x average + (1 - ema) x weights (0: off); evaluation and saved networks use the average, self-play the weights
 
 
 @dataclass

@@ -2,7 +2,10 @@
 
 Every file is written to a temporary file in the same directory, fsynced and renamed into place,
 so a kill at any moment leaves either the old or the new `latest.pt`, never a torn one.
-`load_model` rebuilds the network from the checkpoint alone (its stored `model_config`).
+`load_model` rebuilds the network from the checkpoint alone (its stored `model_config`). A run
+that averages its weights (train.ema) also stores the average, `ema`, beside the weights it
+trains, `model`; the average is the checkpoint's network for load_model, the weights are what a
+resumed run continues from.
 """
 
 from __future__ import annotations
@@ -93,9 +96,10 @@ def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
 
 
 def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
-             run: dict | None = None) -> dict:
+             run: dict | None = None, ema=None) -> dict:
     """What a checkpoint file holds (format, versions, the model and its shape, the rest; `run`:
-    the run harness's envelope header, scrofazero/runs.py, absent from model-only files)."""
+    the run harness's envelope header, scrofazero/runs.py, absent from model-only files; `ema`:
+    the network holding the average of `model`'s weights, of the same shape, if there is one)."""
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -109,6 +113,8 @@ def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
     }
     if run is not None:
         payload["run"] = run
+    if ema is not None:
+        payload["ema"] = ema.state_dict()
     return payload
 
 
@@ -123,6 +129,7 @@ def save_checkpoint(
     keep: int = 5,
     before_latest: Callable[[Path], None] | None = None,
     run: dict | None = None,
+    ema=None,
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
@@ -130,11 +137,12 @@ def save_checkpoint(
     strings, numpy arrays, tensors), e.g. the rng state and the replay. before_latest(snapshot)
     runs after the snapshot is complete and before latest.pt moves to it (milestone copies made
     there are redone on resume if a kill comes first); run: the run envelope's header. Returns
-    the path of the numbered snapshot. `latest.pt` is never pruned.
+    the path of the numbered snapshot. `latest.pt` is never pruned. ema: the network averaging
+    `model`'s weights (train.ema), stored as `ema`.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra, run)
+    payload = _payload(model, optimizer, step, config, extra, run, ema)
     snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
     _atomic_save(payload, snapshot)
     if before_latest is not None:
@@ -175,19 +183,23 @@ def save_model_file(path, model, step: int = 0, weights: str = "float32") -> Pat
 
 def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
                     moments: str = "float32", run: dict | None = None,
-                    weights: str = "float32") -> Path:
+                    weights: str = "float32", ema=None) -> Path:
     """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
     load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
     moments="bfloat16" stores Adam's moment estimates at half size and weights="float16" the
     weights; loading casts both back to float32, so a continuation is then exact but for their
     rounding (once per stop: a float16 weight is within 2^-11 of its value, a fraction of
-    one Adam step at the learning rates of a long run's late phases)."""
+    one Adam step at the learning rates of a long run's late phases). ema: the network averaging
+    the weights (train.ema), stored like them (`weights`): the average of a run continued from
+    the file starts where the saved one was, rounded alike."""
     if moments not in MOMENTS:
         raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra, run)
+    payload = _payload(model, optimizer, step, config, extra, run, ema)
     payload["model"] = _stored(payload["model"], weights, "state weights")
+    if ema is not None:
+        payload["ema"] = _stored(payload["ema"], weights, "state weights")
     if moments == "bfloat16" and payload["optimizer"] is not None:
         payload["optimizer"]["state"] = {
             key: {name: (t.to(torch.bfloat16) if torch.is_tensor(t) and t.is_floating_point()
@@ -206,6 +218,8 @@ def recast_weights(path, weights: str = "float16") -> Path:
     payload.pop("path")
     payload["extra"] = _pack(payload["extra"])
     payload["model"] = _stored(payload["model"], weights, "weights")
+    if payload.get("ema") is not None:
+        payload["ema"] = _stored(payload["ema"], weights, "weights")
     _atomic_save(payload, path)
     return path
 
@@ -264,19 +278,24 @@ def latest_checkpoint(run_dir) -> Path | None:
     return snaps[-1][1] if snaps else None
 
 
-def load_model(path_or_payload, map_location="cpu"):
-    """A PolicyValueNet rebuilt from a checkpoint path (or an already loaded payload), eval mode."""
+def load_model(path_or_payload, map_location="cpu", averaged: bool = True):
+    """A PolicyValueNet rebuilt from a checkpoint path (or an already loaded payload), eval mode.
+
+    The network of a checkpoint whose run averaged its weights (train.ema) is the average, the
+    one the run evaluated and the one to ship; averaged=False gives the weights it trained
+    (the same network for a checkpoint without an average)."""
 
     payload = path_or_payload
     if not isinstance(payload, dict):
         payload = load_checkpoint(path_or_payload, map_location=map_location)
     where = payload.get("path", "checkpoint")
+    key = "ema" if averaged and payload.get("ema") is not None else "model"
     try:
         model = PolicyValueNet.from_config(payload["model_config"])
-        model.load_state_dict(payload["model"])
+        model.load_state_dict(payload[key])
     except (KeyError, TypeError, RuntimeError) as err:
-        raise CheckpointError(f"{where}: model does not match its config ({err})") from err
-    check_finite(payload["model"], where)
+        raise CheckpointError(f"{where}: {key} does not match its config ({err})") from err
+    check_finite(payload[key], where)
     return model.eval()
 
 
