@@ -47,6 +47,7 @@ from scrofazero.train.warm_start import WarmStartConfig
 Width = at_most(MAX_WIDTH)  # a layer width of the network
 Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
+Decay = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]  # an average's decay in [0, 1)
 DISTRIBUTED = ("none", "ray")
 DEVICE_KINDS = ("cpu", "cuda", "mps")
 
@@ -130,6 +131,9 @@ class TrainConfig:
     state_moments: one_of(*MOMENTS) = "float32"
     # the network's weights in the state file: float32 (exact) | float16 (half the size)
     state_weights: one_of(*WEIGHTS) = "float32"
+    # average the weights: after every optimiser step average = ema x average + (1 - ema) x
+    # weights (0: off); evaluation and saved networks use the average, self-play the weights
+    ema: Decay = 0.0
 
 
 @dataclass

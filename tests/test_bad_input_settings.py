@@ -75,6 +75,8 @@ BAD_TRAIN = [
     ("train.value_loss=mae", "train.value_loss='mae': choose rmse or mse"),
     ("train.policy_target=best", "train.policy_target='best': choose q or visits or gumbel"),
     ("train.warm_start.lr=inf", "train.warm_start.lr=inf: must be a finite number"),
+    ("train.ema=1", "train.ema=1.0: must be less than 1"),
+    ("train.ema=-0.5", "train.ema=-0.5: must be greater than or equal to 0"),
     ("search.c_uct=nan", "search.c_uct=nan: must be a finite number"),
     ("search.c_puct=inf", "search.c_puct=inf: must be a finite number"),
     ("search.budget_base=1000000000", "search.budget_base=1000000000: must be less than"),
@@ -150,7 +152,7 @@ def test_bad_play_settings_are_named(change, message, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("overrides", [
-    "train.lr=inf", "train.beta=nan", "train.betas=[0.3]", "train.device=foo",
+    "train.lr=inf", "train.beta=nan", "train.betas=[0.3]", "train.device=foo", "train.ema=nan",
     "model.num_blocks=1000000000", "game=fish game.selfplay.lr=nan", "game=tiny_crew game.method=x",
 ])
 def test_train_refuses_before_a_run_folder_exists(overrides, tmp_path, capsys, monkeypatch):

@@ -2,7 +2,10 @@
 
 Every file is written to a temporary file in the same directory, fsynced and renamed into place,
 so a kill at any moment leaves either the old or the new `latest.pt`, never a torn one.
-`load_model` rebuilds the network from the checkpoint alone (its stored `model_config`).
+`load_model` rebuilds the network from the checkpoint alone (its stored `model_config`). A run
+that averages its weights (train.ema) also stores the average, `ema`, beside the weights it
+trains, `model`; the average is the checkpoint's network for load_model, the weights are what a
+resumed run continues from.
 """
 
 from __future__ import annotations
@@ -93,9 +96,10 @@ def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
 
 
 def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
-             run: dict | None = None) -> dict:
+             run: dict | None = None, ema=None) -> dict:
     """What a checkpoint file holds (format, versions, the model and its shape, the rest; `run`:
-    the run harness's envelope header, scrofazero/runs.py, absent from model-only files)."""
+    the run harness's envelope header, scrofazero/runs.py, absent from model-only files; `ema`:
+    the network holding the average of `model`'s weights, of the same shape, if there is one)."""
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -109,6 +113,8 @@ def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
     }
     if run is not None:
         payload["run"] = run
+    if ema is not None:
+        payload["ema"] = ema.state_dict()
     return payload
 
 
@@ -123,6 +129,7 @@ def save_checkpoint(
     keep: int = 5,
     before_latest: Callable[[Path], None] | None = None,
     run: dict | None = None,
+    ema=None,
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
@@ -140,13 +147,14 @@ def save_checkpoint(
         before_latest: called with the snapshot's path after it is complete and before latest.pt
             moves to it (milestone copies made there are redone on resume if a kill comes first).
         run: the run envelope's header.
+        ema: the network averaging `model`'s weights (train.ema), stored as `ema`; or None.
 
     Returns:
         The path of the numbered snapshot.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra, run)
+    payload = _payload(model, optimizer, step, config, extra, run, ema)
     snapshot = run_dir / f"ckpt_{int(step):07d}.pt"
     _atomic_save(payload, snapshot)
     if before_latest is not None:
@@ -202,7 +210,7 @@ def save_model_file(path, model, step: int = 0, weights: str = "float32",
 
 def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
                     moments: str = "float32", run: dict | None = None,
-                    weights: str = "float32") -> Path:
+                    weights: str = "float32", ema=None) -> Path:
     """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
     load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
     moments="bfloat16" stores Adam's moment estimates at half size and weights="float16" the
@@ -220,6 +228,9 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
         moments: "float32" or "bfloat16", how Adam's moment estimates are stored.
         run: the run envelope's header.
         weights: "float32" or "float16", how the network's weights are stored.
+        ema: the network averaging the weights (train.ema), stored like them (`weights`): the
+            average of a run continued from the file starts where the saved one was, rounded
+            alike; or None.
 
     Returns:
         `path`.
@@ -228,8 +239,10 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
         raise ValueError(f"state moments must be one of {', '.join(MOMENTS)}, got {moments!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = _payload(model, optimizer, step, config, extra, run)
+    payload = _payload(model, optimizer, step, config, extra, run, ema)
     payload["model"] = _stored(payload["model"], weights, "state weights")
+    if ema is not None:
+        payload["ema"] = _stored(payload["ema"], weights, "state weights")
     if moments == "bfloat16" and payload["optimizer"] is not None:
         payload["optimizer"]["state"] = {
             key: {name: (t.to(torch.bfloat16) if torch.is_tensor(t) and t.is_floating_point()
@@ -256,6 +269,8 @@ def recast_weights(path, weights: str = "float16") -> Path:
     payload.pop("path")
     payload["extra"] = _pack(payload["extra"])
     payload["model"] = _stored(payload["model"], weights, "weights")
+    if payload.get("ema") is not None:
+        payload["ema"] = _stored(payload["ema"], weights, "weights")
     _atomic_save(payload, path)
     return path
 
@@ -325,24 +340,30 @@ def latest_checkpoint(run_dir) -> Path | None:
     return snaps[-1][1] if snaps else None
 
 
-def load_model(path_or_payload, map_location="cpu"):
+def load_model(path_or_payload, map_location="cpu", averaged: bool = True):
     """A PolicyValueNet rebuilt from a checkpoint, in eval mode.
+
+    The network of a checkpoint whose run averaged its weights (train.ema) is the average, the
+    one the run evaluated and the one to ship.
 
     Args:
         path_or_payload: a checkpoint, state or model file, or a payload load_checkpoint
             returned.
         map_location: where torch.load puts the tensors when given a path.
+        averaged: False gives the weights the run trained instead of their average (the same
+            network for a checkpoint without an average).
     """
     payload = path_or_payload
     if not isinstance(payload, dict):
         payload = load_checkpoint(path_or_payload, map_location=map_location)
     where = payload.get("path", "checkpoint")
+    key = "ema" if averaged and payload.get("ema") is not None else "model"
     try:
         model = PolicyValueNet.from_config(payload["model_config"])
-        model.load_state_dict(payload["model"])
+        model.load_state_dict(payload[key])
     except (KeyError, TypeError, RuntimeError) as err:
-        raise CheckpointError(f"{where}: model does not match its config ({err})") from err
-    check_finite(payload["model"], where)
+        raise CheckpointError(f"{where}: {key} does not match its config ({err})") from err
+    check_finite(payload[key], where)
     return model.eval()
 
 

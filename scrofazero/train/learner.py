@@ -9,6 +9,7 @@ arrays from the replay buffer and returns float metrics; only the entry point lo
 
 from __future__ import annotations
 
+import copy
 from contextlib import nullcontext
 from typing import Sequence
 
@@ -118,6 +119,31 @@ def train_step(
     # One host sync for all metrics.
     values = torch.stack(list(metrics.values())).tolist()
     return dict(zip(metrics.keys(), values))
+
+
+def average_of(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of `model` to hold its weights' exponential moving average (update_average),
+    starting at the weights themselves: an average begun at zero would need a bias correction
+    and would stand for no network until it had run for a while. In eval mode, no gradients."""
+    average = copy.deepcopy(model).eval()
+    for p in average.parameters():
+        p.requires_grad_(False)
+    return average
+
+
+@torch.no_grad()
+def update_average(average: torch.nn.Module, model: torch.nn.Module, decay: float) -> None:
+    """One step of the exponential moving average of `model`'s weights held in `average`:
+    a <- decay x a + (1 - decay) x w for every floating-point parameter and buffer (others,
+    such as counts, are copied). Made after each optimiser step, so the average spans about
+    1 / (1 - decay) steps (a weight w steps old counts decay^w)."""
+    live = model.state_dict()
+    for name, tensor in average.state_dict().items():
+        source = live[name]
+        if tensor.is_floating_point():
+            tensor.lerp_(source.to(tensor.dtype), 1.0 - decay)  # a + (1 - decay) x (w - a)
+        else:
+            tensor.copy_(source)
 
 
 def make_optimizer(

@@ -8,6 +8,13 @@ its last checkpoint with nothing else lost and nothing logged twice. An evaluati
 the checkpoint of its step (from a model-only file) and its eval.jsonl line written then;
 tensorboard is flushed before every checkpoint; on resume the harness drops what came after the
 checkpoint from both.
+
+With train.ema > 0 the run also keeps an exponential moving average of the network's weights
+(one update after each optimiser step): self-play and the learner use the weights, the periodic
+evaluation and the network of every checkpoint, milestone and state file (load_model's) are the
+average. It is part of the run's state (restored on resume; a file without one starts it from
+the weights) and starts again from the weights whenever the network is replaced (grown by the
+schedule, started from train.init_from) and after the warm start.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ from scrofazero.runs import (
     resume_or_start,
 )
 from scrofazero.search.mcts import MCTSConfig, check_search
-from scrofazero.train.learner import make_optimizer, train_step
+from scrofazero.train.learner import average_of, make_optimizer, train_step, update_average
 from scrofazero.train.replay import ReplayBuffer
 from scrofazero.train.schedule import (
     INFERENCE,
@@ -98,6 +105,7 @@ class _State(BaseModel):
     model: dict
     optimizer: _Optimizer
     step: int
+    ema: Optional[dict] = None
     games: int = 0
     train_seconds: float = 0.0
     rng_state: Optional[dict] = None
@@ -121,13 +129,16 @@ def _checked_state(payload: dict) -> dict:
     try:
         _State.model_validate({**extra, "model": payload.get("model"),
                                "optimizer": payload.get("optimizer"),
-                               "step": payload.get("step")}, strict=True)
+                               "step": payload.get("step"), "ema": payload.get("ema")},
+                              strict=True)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise CheckpointError(f"{path}: {where}: {first['msg']} (a damaged or crafted "
                               "checkpoint)") from None
     check_finite(payload["model"], path)
+    if payload.get("ema") is not None:
+        check_finite(payload["ema"], path)
     return extra
 
 
@@ -157,6 +168,18 @@ class Run:
         self.init_from: dict | None = None  # where the first network came from (train.init_from)
         self.phases: list[dict] = []  # phase changes made: phase, step, games, minutes, shape
         self.folder: RunFolder | None = None  # the harness's run folder (logs, tensorboard)
+        self.ema: PolicyValueNet | None = None  # the weights' average (train.ema > 0)
+        self.restart_average()
+
+    def restart_average(self) -> None:
+        """Start the weights' average anew at the network's weights (None when train.ema is 0)."""
+        self.ema = average_of(self.model) if self.cfg.train.ema > 0 else None
+
+    @property
+    def network(self) -> PolicyValueNet:
+        """The network the run evaluates and saves as its own: the average of the weights when
+        the run keeps one, else the trained network itself."""
+        return self.model if self.ema is None else self.ema
 
     def _extra(self, replay: bool = True) -> dict:
         extra = {
@@ -183,7 +206,7 @@ class Run:
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
             config=config, extra=self._extra(), keep=self.cfg.train.keep_checkpoints,
             before_latest=lambda snapshot: _keep_milestones(self, snapshot, list(milestones)),
-            run=header,
+            run=header, ema=self.ema,
         )
         if self.folder is not None:
             self.folder.checkpointed(self.step)
@@ -191,7 +214,7 @@ class Run:
             save_state_file(self.cfg.train.state_file, model=self.model, optimizer=self.optimizer,
                             step=self.step, config=config, extra=self._extra(replay=False),
                             moments=self.cfg.train.state_moments, run=header,
-                            weights=self.cfg.train.state_weights)
+                            weights=self.cfg.train.state_weights, ema=self.ema)
         return snapshot
 
     def _phase_config(self, index: int) -> tuple[dict, dict]:
@@ -217,6 +240,12 @@ class Run:
         if shape != self._shape():
             self._replace_model(PolicyValueNet.from_config(expected).to(self.device))
         self.model.load_state_dict(payload["model"])
+        self.restart_average()  # a file from a run without an average: it starts here
+        if self.ema is not None and payload.get("ema") is not None:
+            try:
+                self.ema.load_state_dict(payload["ema"])
+            except RuntimeError as err:
+                raise CheckpointError(f"{path}: ema does not fit its network ({err})") from None
         self.optimizer.load_state_dict(payload["optimizer"])
         self.step = int(payload["step"])
         self.games = int(extra.get("games", 0))
@@ -236,11 +265,14 @@ class Run:
         return {"hidden": list(self.model.hidden), "num_blocks": self.model.num_blocks}
 
     def _replace_model(self, model: PolicyValueNet) -> None:
-        """A new network (grown or restored in another shape) with a fresh optimiser."""
+        """A new network (grown or restored in another shape) with a fresh optimiser and the
+        weights' average started anew at it: the old average has the old shape, and a grown
+        network computes what the trained one did, not what the average did."""
         t = self.cfg.train
         self.model = model.eval()
         self.optimizer = make_optimizer(self.model, self.settings["lr"], tuple(t.betas),
                                         t.weight_decay)
+        self.restart_average()
 
     def init_network(self, path: str) -> None:
         """Start from the network in `path` (train.init_from), grown to the configured shape if
@@ -310,6 +342,8 @@ def _learn(run: Run) -> dict:
         metrics = train_step(run.model, run.optimizer, batch, run.device,
                              value_weight=t.value_weight, value_unit=t.value_unit,
                              value_loss=t.value_loss, aux_weight=t.aux_weight)
+        if run.ema is not None:
+            update_average(run.ema, run.model, t.ema)
         for key, value in metrics.items():
             sums[key] = sums.get(key, 0.0) + value
         count += 1
@@ -319,9 +353,10 @@ def _learn(run: Run) -> dict:
 
 def _evaluate(run: Run, deals: np.ndarray) -> dict:
     """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random,
-    for the network as it is now (written to a model-only file the players load)."""
+    for the run's network as it is now (the weights' average with train.ema; written to a
+    model-only file the players load)."""
     t = run.cfg.train
-    model_file = save_model_file(run.dir / "eval_model.pt", run.model, run.step)
+    model_file = save_model_file(run.dir / "eval_model.pt", run.network, run.step)
     raw = player_spec("raw")
     # The paper's benchmark: uniform deals. The raw player's default is the belief network's
     # deals, which would change what the training curves measure and break their comparison
@@ -382,6 +417,7 @@ def _warm_start(run: Run, writer) -> None:
     rng = np.random.default_rng([t.seed, 1])
     summary = warm_start(run.model, ws, rng, run.device, value_unit=t.value_unit,
                          value_loss=t.value_loss)
+    run.restart_average()  # the average is of self-play's training, from the fitted network
     run.train_seconds += time.perf_counter() - started
     run.warm_start = summary
     for epoch, metrics in enumerate(summary["epochs"], start=1):
@@ -452,6 +488,9 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
         raise ValueError(f"train.state_moments={t.state_moments!r}: choose {' or '.join(MOMENTS)}")
     if t.inference not in INFERENCE:
         raise ValueError(f"train.inference={t.inference!r}: choose {' or '.join(INFERENCE)}")
+    if not 0.0 <= t.ema < 1.0:  # also NaN
+        raise ValueError(f"train.ema={t.ema}: the average's decay per optimiser step must lie in "
+                         "[0, 1) (0: off; 0.999 averages about the last 1000 steps)")
     if t.state_weights not in WEIGHTS:
         raise ValueError(f"train.state_weights={t.state_weights!r}: choose {' or '.join(WEIGHTS)}")
     if cfg.get("resume_from") and cfg.resume:
