@@ -15,7 +15,6 @@ import math
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -203,11 +202,13 @@ def test_mr_if_beats_mr_random():
     assert res.mean > 50  # published margin: 194 (4) over 1024 deals
 
 
-def run_match_script(body: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_match_script(body: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run `body` (Python with `deals` and `duplicate_match` at hand) in a fresh interpreter.
 
     A separate process, so that a hanging pool fails this test by its timeout (TimeoutExpired)
-    instead of hanging the test run, and so that the spawned workers can import tests/helpers.
+    instead of hanging the test run (the bound is generous: a loaded 2-core machine takes over
+    half a minute for what a quiet one does in ten seconds; a hang never ends), and so that the
+    spawned workers can import tests/helpers.
     The script prints `raised <type>: <message>` for an exception and exits 0.
     """
     head = textwrap.dedent(f"""\
@@ -229,21 +230,18 @@ def run_match_script(body: str, timeout: float = 60) -> subprocess.CompletedProc
 
 def test_unbuildable_player_fails_at_once_with_two_workers():
     # multiprocessing.Pool restarted a failing initializer without end: this hung forever.
-    started = time.perf_counter()
     proc = run_match_script("""
         duplicate_match("greed", "random", deals, seed=0, workers=2, progress=False,
                         agent_kwargs={"greed": {"num_samples": 0}})
     """)
     assert proc.returncode == 0, proc.stderr
     assert "raised ValueError: num_samples must be a positive integer, got 0" in proc.stdout
-    assert time.perf_counter() - started < 30
     # built once in the parent, so no worker printed its own traceback
     assert "Traceback" not in proc.stderr and "initializer" not in proc.stderr
 
 
 @pytest.mark.parametrize("how", ["exit", "kill"])
 def test_worker_death_fails_the_match_promptly(how):
-    started = time.perf_counter()
     proc = run_match_script(f"""
         from dying_net import DyingNet
         duplicate_match("raw", "random", deals, seed=0, workers=2, progress=False,
@@ -254,7 +252,6 @@ def test_worker_death_fails_the_match_promptly(how):
     assert "finished" not in proc.stdout
     assert "raised BrokenProcessPool: " in proc.stdout and "worker process died" in proc.stdout
     assert "raw vs random" in proc.stdout
-    assert time.perf_counter() - started < 30
 
 
 def test_worker_error_propagates_with_its_own_message():
@@ -286,7 +283,6 @@ def test_worker_error_stops_the_busy_workers(tmp_path):
     # One worker's error ends the match at once: the other workers, stuck in long chunks, are
     # stopped rather than waited for.
     marker = tmp_path / "first_call"
-    started = time.perf_counter()
     proc = run_match_script(f"""
         from dying_net import FirstCallFails
         duplicate_match("raw", "random", deals, seed=0, workers=2, progress=False,
@@ -294,4 +290,4 @@ def test_worker_error_stops_the_busy_workers(tmp_path):
     """)
     assert proc.returncode == 0, proc.stderr
     assert "raised ValueError: first call fails" in proc.stdout
-    assert marker.exists() and time.perf_counter() - started < 30
+    assert marker.exists()  # waiting for the others (an hour's sleep) would pass the bound
