@@ -5,6 +5,7 @@ again when the network grows. In-process on the smoke preset (the kill: a real t
 
 import pytest
 import torch
+from composed import config
 from kill_run import GlobalRandom, kill_after_checkpoint
 from omegaconf import OmegaConf
 
@@ -14,7 +15,6 @@ from scrofazero.nn.network import PolicyValueNet
 from scrofazero.train import loop
 from scrofazero.train.learner import average_of, update_average
 from scrofazero.train.loop import Run, run_training
-from tests.helpers.composed import config
 
 SETTINGS = ("experiment=smoke", "train.games_per_batch=2", "train.eval_every=0",
             "train.checkpoint_every=1", "train.replay_batches=1", "train.threads=1")
