@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import scrofazero.train.loop as loop  # noqa: E402
+import scrofazero.train.state as state  # noqa: E402
 
 fault, at = sys.argv[1], int(sys.argv[2])
 sys.argv = [str(ROOT / "train.py"), *sys.argv[3:]]
@@ -32,14 +33,14 @@ if fault == "kill_in_eval":
 
     loop._evaluate = _evaluate
 elif fault == "kill_before_latest":
-    keep = loop._keep_milestones
+    keep = state.keep_milestones
 
-    def _keep_milestones(run, path, names):
+    def keep_milestones(run, path, names):
         keep(run, path, names)
         if run.step == at:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    loop._keep_milestones = _keep_milestones
+    state.keep_milestones = keep_milestones
 elif fault == "raise_in_selfplay":
     play = loop.play_selfplay
     calls = [0]

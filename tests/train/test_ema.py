@@ -13,7 +13,8 @@ from scrofazero.nn.checkpoint import load_checkpoint, load_model
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.train import loop
 from scrofazero.train.learner import average_of, update_average
-from scrofazero.train.loop import Run, run_training
+from scrofazero.train.loop import run_training
+from scrofazero.train.state import Run
 from tests.helpers.composed import config
 
 SETTINGS = ("experiment=smoke", "train.games_per_batch=2", "train.eval_every=0",
