@@ -39,8 +39,22 @@ from scrofazero.cluster import connect
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.search.mcts import MCTSConfig
-from scrofazero.train.loop import Run, Session, _should_stop, learn_from, run_training
+from scrofazero.train.loop import (
+    count_batch,
+    enter_phase,
+    evaluate_if_due,
+    learn_from,
+    log_batch,
+    log_start,
+    open_logs,
+    run_training,
+    save_if_due,
+    should_stop,
+    show_progress,
+    start_fresh,
+)
 from scrofazero.train.selfplay import play_selfplay, selfplay_options
+from scrofazero.train.state import Run, milestones_passed
 
 SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
 
@@ -155,13 +169,16 @@ class _Actors:
 
 def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
     r = run.cfg.ray
-    session = Session(run)
+    logs = open_logs(run)
+    if run.is_fresh():
+        start_fresh(run, logs)
+    log_start(run, logs)
     actors = _Actors(ray, run, mcts)
     dropped, ages, waits = 0, [], []
     actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]
     try:
-        while not _should_stop(run):
-            if session.enter_phase():
+        while not should_stop(run):
+            if enter_phase(run, logs):
                 raise ValueError(
                     f"train.schedule phase {run.phase} grows the network at {run.games} games, "
                     "which distributed=ray does not do yet (its actors are built for one shape):"
@@ -187,8 +204,11 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
                 metrics[f"distributed/actor_{a}/games_per_s"] = n / max(seconds, 1e-9)
             # Training time = the learner's wall time per step (waiting included): what a
             # user waits, comparable with the single-process mode's.
-            session.finish_batch(records, metrics, time.perf_counter() - started,
-                                 info["seconds"])
+            before = count_batch(run, records, time.perf_counter() - started)
+            log_batch(run, logs, records, metrics, info["seconds"])
+            evaluated = evaluate_if_due(run, logs)
+            save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+            show_progress(run, logs, metrics)
             if run.step % int(r.publish_every) == 0:
                 actors.publish()
     finally:
@@ -197,4 +217,4 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
                                  "learner_wait_s": float(np.sum(waits)),
                                  "actor_games": {a: n for a, (n, _) in actor_games.items()}}
         actors.stop()
-        session.close()
+        logs.close()

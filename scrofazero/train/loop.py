@@ -1,27 +1,26 @@
-"""The training driver behind `train.py`: self-play -> replay -> learner -> eval -> checkpoint.
+"""The training loop behind `train.py`: self-play -> replay -> learner -> eval -> checkpoint.
 
-The run folder (checkpoints/<run>/, locked), tensorboard (runs/<run>/), the fresh-or-resume
-decision and eval.jsonl belong to the run harness (scrofazero/runs.py); this module supplies the
-Gongzhu run: a checkpoint holds model, optimiser, step, config, the replay, the rng states and the
-evaluation history (inside the harness's envelope), so `resume=true` continues a killed run from
-its last checkpoint with nothing else lost and nothing logged twice. An evaluation is made before
-the checkpoint of its step (from a model-only file) and its eval.jsonl line written then;
-tensorboard is flushed before every checkpoint; on resume the harness drops what came after the
-checkpoint from both.
+`train_loop` is the algorithm, read top to bottom: a fresh run first fits the network to Mr.
+Greed's games when asked (the warm start), evaluates it and checkpoints it; then every batch
+enters the schedule's phase for the games played so far, plays a batch of self-play games, adds
+them to the replay and learns from it, logs, evaluates when due and checkpoints when due, until
+train.max_batches or train.max_minutes. Each step is a function of its own, which the
+distributed trainer (train/distributed.py) calls in the same order with its actors' records.
 
-With train.ema > 0 the run also keeps an exponential moving average of the network's weights
-(one update after each optimiser step): self-play and the learner use the weights, the periodic
-evaluation and the network of every checkpoint, milestone and state file (load_model's) are the
-average. It is part of the run's state (restored on resume; a file without one starts it from
-the weights) and starts again from the weights whenever the network is replaced (grown by the
-schedule, started from train.init_from) and after the warm start.
+The run's state and its checkpoints are train/state.py's; the run folder (checkpoints/<run>/,
+locked), tensorboard (runs/<run>/), the fresh-or-resume decision and eval.jsonl belong to the
+run harness (scrofazero/runs.py). An evaluation is made before the checkpoint of its step and
+its eval.jsonl line written then; tensorboard is flushed before every checkpoint; on resume the
+harness drops what came after the checkpoint from both, so nothing is logged twice.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -31,22 +30,12 @@ from scrofazero.agents import player_spec
 from scrofazero.atomic import strict_json
 from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
-from scrofazero.nn.checkpoint import (
-    MOMENTS,
-    WEIGHTS,
-    save_model_file,
-)
+from scrofazero.nn.checkpoint import MOMENTS, WEIGHTS, save_model_file
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.runs import (
-    RunFolder,
-)
+from scrofazero.runs import RunFolder
 from scrofazero.search.mcts import MCTSConfig, check_search
 from scrofazero.train.learner import train_step, update_average
-from scrofazero.train.schedule import (
-    INFERENCE,
-    PHASE_KEYS,
-    check_schedule,
-)
+from scrofazero.train.schedule import INFERENCE, PHASE_KEYS, check_schedule
 from scrofazero.train.selfplay import (
     POLICY_TARGETS,
     SelfPlayRecords,
@@ -57,7 +46,114 @@ from scrofazero.train.state import EVAL_LOG, Run, milestones_passed, open_run
 from scrofazero.train.warm_start import check_warm_start, warm_start
 
 
-def _learn(run: Run) -> dict:
+def run_training(cfg: DictConfig, train_fn=None) -> Run:
+    """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run.
+    train_fn(run, mcts) runs the batches (default: this process's self-play then learn loop;
+    train/distributed.py passes Ray's).
+
+    The run folder is the harness's (runs.RunFolder): locked for the whole run; a fresh run that
+    fails before its first batch is checkpointed leaves no folder behind."""
+    mcts = check_settings(cfg)
+    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
+                   logs=EVAL_LOG) as folder:
+        run = open_run(cfg, folder)
+        (train_fn or train_loop)(run, mcts)
+    return run
+
+
+@dataclass
+class Logs:
+    """Where the loop reports, held from batch to batch: the run folder's tensorboard writer
+    (on resume, purged of events past the checkpoint, to be made again), the evaluation deals
+    (None: no evaluation during training) and the progress bar (once the run has started)."""
+
+    writer: object
+    eval_deals: Optional[np.ndarray]
+    bar: Optional[tqdm] = None
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.writer.close()
+
+
+def open_logs(run: Run) -> Logs:
+    """The run's tensorboard writer and evaluation deals (read now: a missing deal file fails
+    before any training)."""
+    t = run.cfg.train
+    return Logs(run.folder.writer, load_deals(limit=t.eval_deals) if t.eval_every > 0 else None)
+
+
+def train_loop(run: Run, mcts: MCTSConfig) -> None:
+    """Self-play then learn in this process, batch after batch, until the stop condition."""
+    logs = open_logs(run)
+    if run.is_fresh():
+        start_fresh(run, logs)
+    log_start(run, logs)
+    evaluator = NetworkEvaluator(run.model, device=run.device)
+    while not should_stop(run):
+        if enter_phase(run, logs):  # the network grew: self-play must play the new one
+            evaluator = NetworkEvaluator(run.model, device=run.device)
+        started = time.perf_counter()
+        records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
+                                **selfplay_options(run.cfg.train, run.settings))
+        play_seconds = time.perf_counter() - started
+        metrics = learn_from(run, records)
+        before = count_batch(run, records, time.perf_counter() - started)
+        log_batch(run, logs, records, metrics, play_seconds)
+        evaluated = evaluate_if_due(run, logs)
+        save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+        show_progress(run, logs, metrics)
+    logs.close()
+
+
+def start_fresh(run: Run, logs: Logs) -> None:
+    """A fresh run's start: the warm start (train.warm_start.games > 0), then the evaluation
+    and the checkpoint of step 0, the network before any self-play."""
+    if run.cfg.train.warm_start.games > 0:
+        warm_start_network(run, logs.writer)
+    if logs.eval_deals is not None:
+        log_eval(run, logs.writer, evaluate(run, logs.eval_deals))
+    checkpoint(run, logs, milestones_passed(run, -1.0, -1))
+
+
+def log_start(run: Run, logs: Logs) -> None:
+    """What a (fresh or resumed) run logs as it starts its batches, and its progress bar."""
+    if run.step == 0 and run.init_from is not None:
+        logs.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
+    logs.bar = tqdm(total=run.cfg.train.max_batches, initial=run.step, unit="batch",
+                    disable=not run.cfg.progress, desc=f"train {run.cfg.run}")
+
+
+def should_stop(run: Run) -> bool:
+    """Whether the run has done train.max_batches batches or train.max_minutes of training."""
+    t = run.cfg.train
+    if t.max_batches is not None and run.step >= t.max_batches:
+        return True
+    return t.max_minutes is not None and run.train_seconds >= 60 * t.max_minutes
+
+
+def enter_phase(run: Run, logs: Logs) -> bool:
+    """Run.advance_phase, logged (tensorboard train/phase, a line when progress is on); True
+    when the network was replaced."""
+    before = run.phase
+    replaced = run.advance_phase()
+    if run.phase != before:
+        logs.writer.add_scalar("train/phase", run.phase, run.step)
+        change = run.phases[-1]
+        logs.writer.add_text("train/phases", json.dumps(strict_json(change)), run.step)
+        if run.cfg.progress:
+            tqdm.write(f"phase {run.phase} from {run.games} games: "
+                       + ", ".join(f"{k}={change[k]}" for k in PHASE_KEYS)
+                       + (f"; network grown to hidden={change['hidden']}, "
+                          f"num_blocks={change['num_blocks']}" if replaced else ""))
+    return replaced
+
+
+def learn_from(run: Run, records: SelfPlayRecords) -> dict:
+    """Add a batch of records to the replay and make the learner's passes over it; the mean of
+    each training metric over the optimiser steps."""
+    run.replay.add(records)
     t = run.cfg.train
     run.model.train()
     sums: dict[str, float] = {}
@@ -75,7 +171,66 @@ def _learn(run: Run) -> dict:
     return {k: v / max(count, 1) for k, v in sums.items()}
 
 
-def _evaluate(run: Run, deals: np.ndarray) -> dict:
+def count_batch(run: Run, records: SelfPlayRecords, seconds: float) -> tuple[float, int]:
+    """Count a batch learned from (`seconds` of training time) in the run's step, games and
+    time; returns the (training seconds, games) before it, for the milestones it passed."""
+    before = (run.train_seconds, run.games)
+    run.train_seconds += seconds
+    run.step += 1
+    run.games += records.games
+    return before
+
+
+def log_batch(run: Run, logs: Logs, records: SelfPlayRecords, metrics: dict,
+              play_seconds: float) -> None:
+    """The batch's learner `metrics` and self-play figures (added to `metrics`) to tensorboard
+    at the run's step."""
+    seconds = max(play_seconds, 1e-9)
+    metrics["selfplay/games_per_s"] = records.games / seconds
+    metrics["selfplay/simulations_per_s"] = records.simulations / seconds
+    metrics["selfplay/evaluations_per_s"] = records.evaluations / seconds
+    # How far the search's bootstrapped target sits from what the games actually gave.
+    metrics["selfplay/value_target_gap"] = float(
+        np.abs(records.search_value - records.outcome_value).mean())
+    metrics["train/games"] = run.games
+    metrics["train/minutes"] = run.train_seconds / 60
+    for key, value in metrics.items():
+        logs.writer.add_scalar(key, value, run.step)
+
+
+def evaluate_if_due(run: Run, logs: Logs) -> bool:
+    """Evaluate and log the network every train.eval_every steps; True when it did (its result
+    belongs in the checkpoint of this step, which must then be made)."""
+    if logs.eval_deals is None or run.step % run.cfg.train.eval_every != 0:
+        return False
+    log_eval(run, logs.writer, evaluate(run, logs.eval_deals))
+    return True
+
+
+def save_if_due(run: Run, logs: Logs, milestones: list[str], evaluated: bool) -> None:
+    """Checkpoint the run when this step was evaluated, passed `milestones`, is a multiple of
+    train.checkpoint_every or is the last."""
+    if (evaluated or milestones or run.step % run.cfg.train.checkpoint_every == 0
+            or should_stop(run)):
+        checkpoint(run, logs, milestones)
+
+
+def checkpoint(run: Run, logs: Logs, milestones: list[str] = ()) -> None:
+    """Flush tensorboard (it holds no less than the checkpoint), then checkpoint the run."""
+    logs.writer.flush()
+    run.save(milestones)
+
+
+def show_progress(run: Run, logs: Logs, metrics: dict) -> None:
+    """Advance the progress bar by the batch, with its losses, speed and the last evaluation."""
+    logs.bar.update(1)
+    logs.bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
+                         value=f"{metrics.get('loss/value', 0):.3f}",
+                         gps=f"{metrics['selfplay/games_per_s']:.1f}",
+                         wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
+
+
+def evaluate(run: Run, deals: np.ndarray) -> dict:
     """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random,
     for the run's network as it is now (the weights' average with train.ema; written to a
     model-only file the players load)."""
@@ -86,8 +241,7 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
     # deals, which would change what the training curves measure and break their comparison
     # with earlier runs and with the original's curve.
     settings = raw.settings_from({"num_deals": t.eval_raw_deals, "sampling": "uniform"})
-    kwargs = {"raw": raw.arguments(settings,
-                                   checkpoint=str(model_file))}
+    kwargs = {"raw": raw.arguments(settings, checkpoint=str(model_file))}
     started = time.perf_counter()
     greed = duplicate_match("raw", "greed", deals, seed=t.seed, workers=t.eval_workers,
                             progress=False, agent_kwargs=kwargs)
@@ -102,7 +256,7 @@ def _evaluate(run: Run, deals: np.ndarray) -> dict:
     }
 
 
-def _log_eval(run: Run, writer, result: dict) -> None:
+def log_eval(run: Run, writer, result: dict) -> None:
     """Add an evaluation to the run's history, eval.jsonl and tensorboard (made before the
     checkpoint of its step: on resume the harness drops lines and events past the checkpoint)."""
     run.evals.append(result)
@@ -111,8 +265,7 @@ def _log_eval(run: Run, writer, result: dict) -> None:
     writer.add_scalar("eval/vs_random", result["vs_random"], run.step)
 
 
-
-def _warm_start(run: Run, writer) -> None:
+def warm_start_network(run: Run, writer) -> None:
     """Fit the fresh network to Mr. Greed's games (train/warm_start.py); its time counts as
     training time and its losses go to tensorboard under warm_start/ by epoch."""
     t = run.cfg.train
@@ -135,13 +288,6 @@ def _warm_start(run: Run, writer) -> None:
         last = summary["epochs"][-1]
         print(f"warm start done in {(time.perf_counter() - started) / 60:.1f} min: policy "
               f"{last['loss/policy']:.3f}, value {last['loss/value']:.1f}", flush=True)
-
-
-def _should_stop(run: Run) -> bool:
-    t = run.cfg.train
-    if t.max_batches is not None and run.step >= t.max_batches:
-        return True
-    return t.max_minutes is not None and run.train_seconds >= 60 * t.max_minutes
 
 
 def check_settings(cfg: DictConfig) -> MCTSConfig:
@@ -198,119 +344,3 @@ def check_settings(cfg: DictConfig) -> MCTSConfig:
     mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
     check_search(mcts, "search")
     return mcts
-
-
-def run_training(cfg: DictConfig, train_fn=None) -> Run:
-    """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run.
-    train_fn(run, mcts) runs the batches (default: this process's self-play then learn loop;
-    train/distributed.py passes Ray's).
-
-    The run folder is the harness's (runs.RunFolder): locked for the whole run; a fresh run that
-    fails before its first batch is checkpointed leaves no folder behind."""
-    mcts = check_settings(cfg)
-    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
-                   logs=EVAL_LOG) as folder:
-        run = open_run(cfg, folder)
-        (train_fn or _train)(run, mcts)
-    return run
-
-
-class Session:
-    """What a loop over batches shares between them: tensorboard, the evaluation deals, the
-    progress bar; `begin` makes the untrained network's evaluation and checkpoint on a fresh
-    run, `finish_batch` does everything after a batch of records was learned from."""
-
-    def __init__(self, run: Run):
-        cfg, t = run.cfg, run.cfg.train
-        self.run = run
-        # The harness's tensorboard: events past the checkpoint (a killed run's last steps)
-        # were purged, to be made again.
-        self.writer = run.folder.writer
-        self.eval_deals = load_deals(limit=t.eval_deals) if t.eval_every > 0 else None
-        run.model.eval()
-        if run.step == 0 and not (run.dir / "latest.pt").is_file():
-            if t.warm_start.games > 0:
-                _warm_start(run, self.writer)
-            if self.eval_deals is not None:
-                _log_eval(run, self.writer, _evaluate(run, self.eval_deals))
-            self.writer.flush()
-            run.save(milestones_passed(run, -1.0, -1))  # the untrained network
-        if run.step == 0 and run.init_from is not None:
-            self.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
-        self.bar = tqdm(total=t.max_batches, initial=run.step, unit="batch",
-                        disable=not cfg.progress, desc=f"train {cfg.run}")
-
-    def finish_batch(self, records: SelfPlayRecords, metrics: dict, seconds: float,
-                     play_seconds: float) -> None:
-        """Count the batch (its records already learned from, `seconds` of training time),
-        log, evaluate and checkpoint when due."""
-        run, t, writer = self.run, self.run.cfg.train, self.writer
-        before, before_games = run.train_seconds, run.games
-        run.train_seconds += seconds
-        run.step += 1
-        run.games += records.games
-        metrics["selfplay/games_per_s"] = records.games / max(play_seconds, 1e-9)
-        metrics["selfplay/simulations_per_s"] = records.simulations / max(play_seconds, 1e-9)
-        metrics["selfplay/evaluations_per_s"] = records.evaluations / max(play_seconds, 1e-9)
-        # How far the search's bootstrapped target sits from what the games actually gave.
-        metrics["selfplay/value_target_gap"] = float(
-            np.abs(records.search_value - records.outcome_value).mean())
-        metrics["train/games"] = run.games
-        metrics["train/minutes"] = run.train_seconds / 60
-        for key, value in metrics.items():
-            writer.add_scalar(key, value, run.step)
-        due_eval = self.eval_deals is not None and run.step % t.eval_every == 0
-        if due_eval:  # evaluate, then checkpoint: the result is in the checkpoint of its step
-            _log_eval(run, writer, _evaluate(run, self.eval_deals))
-        passed = milestones_passed(run, before, before_games)
-        if due_eval or passed or run.step % t.checkpoint_every == 0 or _should_stop(run):
-            writer.flush()  # tensorboard holds no less than the checkpoint
-            run.save(passed)
-        self.bar.update(1)
-        self.bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
-                             value=f"{metrics.get('loss/value', 0):.3f}",
-                             gps=f"{metrics['selfplay/games_per_s']:.1f}",
-                             wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
-
-    def enter_phase(self) -> bool:
-        """Run.advance_phase, logged (tensorboard train/phase, a line when progress is on); True
-        when the network was replaced."""
-        run = self.run
-        before = run.phase
-        replaced = run.advance_phase()
-        if run.phase != before:
-            self.writer.add_scalar("train/phase", run.phase, run.step)
-            change = run.phases[-1]
-            self.writer.add_text("train/phases", json.dumps(strict_json(change)), run.step)
-            if run.cfg.progress:
-                tqdm.write(f"phase {run.phase} from {run.games} games: "
-                           + ", ".join(f"{k}={change[k]}" for k in PHASE_KEYS)
-                           + (f"; network grown to hidden={change['hidden']}, "
-                              f"num_blocks={change['num_blocks']}" if replaced else ""))
-        return replaced
-
-    def close(self) -> None:
-        self.bar.close()
-        self.writer.close()
-
-
-def learn_from(run: Run, records: SelfPlayRecords) -> dict:
-    """Add a batch of records to the replay and make the learner's passes over it."""
-    run.replay.add(records)
-    return _learn(run)
-
-
-def _train(run: Run, mcts: MCTSConfig) -> None:
-    t = run.cfg.train
-    session = Session(run)
-    evaluator = NetworkEvaluator(run.model, device=run.device)
-    while not _should_stop(run):
-        if session.enter_phase():
-            evaluator = NetworkEvaluator(run.model, device=run.device)
-        started = time.perf_counter()
-        records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
-                                **selfplay_options(t, run.settings))
-        play_seconds = time.perf_counter() - started
-        metrics = learn_from(run, records)
-        session.finish_batch(records, metrics, time.perf_counter() - started, play_seconds)
-    session.close()

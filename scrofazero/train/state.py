@@ -376,5 +376,6 @@ def open_run(cfg: DictConfig, folder: RunFolder) -> Run:
         run.restore(envelope.state)
     elif cfg.train.init_from:
         run.init_network(cfg.train.init_from)
+    run.model.eval()  # trained only within the learner's passes (train/loop.py learn_from)
     folder.begin(envelope)
     return run

@@ -24,14 +24,14 @@ fault, at = sys.argv[1], int(sys.argv[2])
 sys.argv = [str(ROOT / "train.py"), *sys.argv[3:]]
 
 if fault == "kill_in_eval":
-    evaluate = loop._evaluate
+    evaluate = loop.evaluate
 
-    def _evaluate(run, deals):
+    def evaluate_killed(run, deals):
         if run.step == at:
             os.kill(os.getpid(), signal.SIGKILL)
         return evaluate(run, deals)
 
-    loop._evaluate = _evaluate
+    loop.evaluate = evaluate_killed
 elif fault == "kill_before_latest":
     keep = state.keep_milestones
 
