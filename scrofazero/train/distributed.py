@@ -90,18 +90,9 @@ class SelfPlayActor:
                          "seconds": time.perf_counter() - started}
 
 
-def check_ray_settings(cfg) -> None:
-    r = cfg.ray
-    for key in ("actors", "publish_every", "in_flight", "actor_threads"):
-        if int(r[key]) < 1:
-            raise ValueError(f"ray.{key}={r[key]}: must be >= 1")
-    if r.max_staleness < 0 or r.actor_cpus < 0 or r.actor_gpus < 0:
-        raise ValueError("ray.max_staleness, ray.actor_cpus and ray.actor_gpus must be >= 0")
-
-
 def run_training_ray(cfg) -> Run:
-    """train.py with distributed=ray: connect (or start a local Ray), then the run."""
-    check_ray_settings(cfg)
+    """train.py with distributed=ray: connect (or start a local Ray), then the run (`cfg`
+    checked as run_training's, the ray group by its field types)."""
     ray = connect(cfg.ray.address, cfg.ray.num_cpus)
     return run_training(cfg, train_fn=lambda run, mcts: _train_ray(ray, run, mcts))
 

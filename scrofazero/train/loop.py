@@ -30,20 +30,19 @@ from scrofazero.agents import player_spec
 from scrofazero.atomic import strict_json
 from scrofazero.eval.arena import duplicate_match
 from scrofazero.games.gongzhu.deals import load_deals
-from scrofazero.nn.checkpoint import MOMENTS, WEIGHTS, save_model_file
+from scrofazero.nn.checkpoint import save_model_file
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.runs import RunFolder
-from scrofazero.search.mcts import MCTSConfig, check_search
+from scrofazero.search.mcts import MCTSConfig
 from scrofazero.train.learner import train_step, update_average
-from scrofazero.train.schedule import INFERENCE, PHASE_KEYS, check_schedule
+from scrofazero.train.schedule import PHASE_KEYS
 from scrofazero.train.selfplay import (
-    POLICY_TARGETS,
     SelfPlayRecords,
     play_selfplay,
     selfplay_options,
 )
 from scrofazero.train.state import EVAL_LOG, Run, milestones_passed, open_run
-from scrofazero.train.warm_start import check_warm_start, warm_start
+from scrofazero.train.warm_start import warm_start
 
 
 def run_training(cfg: DictConfig, train_fn=None) -> Run:
@@ -52,8 +51,10 @@ def run_training(cfg: DictConfig, train_fn=None) -> Run:
     train/distributed.py passes Ray's).
 
     The run folder is the harness's (runs.RunFolder): locked for the whole run; a fresh run that
-    fails before its first batch is checkpointed leaves no folder behind."""
-    mcts = check_settings(cfg)
+    fails before its first batch is checkpointed leaves no folder behind. `cfg` holds settings
+    already checked against the typed config (scrofazero/config.py check_train, which train.py
+    makes once, before any work)."""
+    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
     with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
                    logs=EVAL_LOG) as folder:
         run = open_run(cfg, folder)
@@ -288,59 +289,3 @@ def warm_start_network(run: Run, writer) -> None:
         last = summary["epochs"][-1]
         print(f"warm start done in {(time.perf_counter() - started) / 60:.1f} min: policy "
               f"{last['loss/policy']:.3f}, value {last['loss/value']:.1f}", flush=True)
-
-
-def check_settings(cfg: DictConfig) -> MCTSConfig:
-    """Refuse settings that make no sense, naming each; returns the search config."""
-    t = cfg.train
-    name = str(cfg.run)
-    if not name or name in (".", "..") or "/" in name or "\\" in name:
-        raise ValueError(f"run={name!r}: a run name is a plain folder name, not empty or a path")
-    positive = {"train.games_per_batch": t.games_per_batch, "train.replay_batches":
-                t.replay_batches, "train.passes": t.passes, "train.minibatch": t.minibatch,
-                "train.checkpoint_every": t.checkpoint_every, "train.keep_checkpoints":
-                t.keep_checkpoints, "train.eval_raw_deals": t.eval_raw_deals,
-                "train.eval_workers": t.eval_workers}
-    if t.eval_every > 0:
-        positive["train.eval_deals"] = t.eval_deals
-    for key, value in positive.items():
-        if value < 1:
-            raise ValueError(f"{key}={value}: must be >= 1")
-    for key, value in (("train.eval_every", t.eval_every), ("train.threads", t.threads)):
-        if value < 0:
-            raise ValueError(f"{key}={value}: must be >= 0")
-    if not t.lr > 0 or not t.value_unit > 0 or t.value_weight < 0:
-        raise ValueError(f"train.lr={t.lr}, train.value_unit={t.value_unit} must be > 0 and "
-                         f"train.value_weight={t.value_weight} >= 0")
-    if not 0.0 < t.playout_full <= 1.0 or not 0.0 < t.playout_cheap <= 1.0:
-        raise ValueError(f"train.playout_full={t.playout_full} and train.playout_cheap="
-                         f"{t.playout_cheap}: both must lie in (0, 1]")
-    if t.policy_target not in POLICY_TARGETS:
-        raise ValueError(f"train.policy_target={t.policy_target!r}: choose "
-                         f"{' or '.join(POLICY_TARGETS)}")
-    if not 0.0 <= t.outcome_weight <= 1.0:
-        raise ValueError(f"train.outcome_weight={t.outcome_weight}: must lie in [0, 1]")
-    for key in ("max_batches", "max_minutes"):
-        if t[key] is not None and t[key] < 0:
-            raise ValueError(f"train.{key}={t[key]}: must be >= 0")
-    check_warm_start(OmegaConf.to_object(t.warm_start), "train.warm_start")
-    check_schedule(list(t.schedule), {k: t[k] for k in PHASE_KEYS},
-                   {"hidden": list(cfg.model.hidden), "num_blocks": cfg.model.num_blocks})
-    if t.state_moments not in MOMENTS:
-        raise ValueError(f"train.state_moments={t.state_moments!r}: choose {' or '.join(MOMENTS)}")
-    if t.inference not in INFERENCE:
-        raise ValueError(f"train.inference={t.inference!r}: choose {' or '.join(INFERENCE)}")
-    if not 0.0 <= t.ema < 1.0:  # also NaN
-        raise ValueError(f"train.ema={t.ema}: the average's decay per optimiser step must lie in "
-                         "[0, 1) (0: off; 0.999 averages about the last 1000 steps)")
-    if t.state_weights not in WEIGHTS:
-        raise ValueError(f"train.state_weights={t.state_weights!r}: choose {' or '.join(WEIGHTS)}")
-    if cfg.get("resume_from") and cfg.resume:
-        raise ValueError("resume=true and resume_from=PATH: resume continues this run's folder, "
-                         "resume_from a state file in a new folder; choose one")
-    if cfg.get("resume_from") and t.init_from:
-        raise ValueError("train.init_from and resume_from: a continued run keeps its network; "
-                         "choose one")
-    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
-    check_search(mcts, "search")
-    return mcts
