@@ -49,11 +49,12 @@ from scrofazero.train.loop import (
     open_logs,
     run_training,
     save_if_due,
+    selfplay_settings,
     should_stop,
     show_progress,
     start_fresh,
 )
-from scrofazero.train.selfplay import play_selfplay, selfplay_options
+from scrofazero.train.selfplay import SelfPlaySettings, play_batch
 from scrofazero.train.state import Run, milestones_passed
 
 SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
@@ -62,21 +63,21 @@ SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (tr
 class SelfPlayActor:
     """One self-play worker: a network of the run's shape, weights loaded by version."""
 
-    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, options: dict,
-                 threads: int, device: str = "cpu"):
+    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, threads: int,
+                 device: str = "cpu"):
         torch.set_num_threads(max(1, int(threads)))
         torch.set_flush_denormal(True)
         self.index = index
         self.model = PolicyValueNet(**model_config)
         self.model.eval()
         self.evaluator = NetworkEvaluator(self.model, device=device)
-        self.mcts, self.options = mcts, dict(options)  # play_selfplay's keyword arguments
+        self.mcts = mcts
         self.version = -1
 
-    def play(self, weights: dict, version: int, games: int, seed: list[int],
-             options: dict | None = None) -> tuple:
-        """`games` self-play games with the weights of `version` (loaded if newer than the
-        actor's) and play_selfplay's `options` (None: the actor's own); returns (records,
+    def play(self, weights: dict, version: int, seed: list[int],
+             settings: SelfPlaySettings) -> tuple:
+        """A batch of self-play games as `settings` say (the learner's, for its current phase)
+        with the weights of `version` (loaded if newer than the actor's); returns (records,
         info) with the version played and the time taken."""
         if version > self.version:
             state = {k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()}
@@ -84,8 +85,7 @@ class SelfPlayActor:
             self.model.eval()
             self.version = version
         started = time.perf_counter()
-        records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
-                                **(self.options if options is None else options))
+        records = play_batch(self.evaluator, np.random.default_rng(seed), self.mcts, settings)
         return records, {"actor": self.index, "version": self.version,
                          "seconds": time.perf_counter() - started}
 
@@ -108,14 +108,13 @@ class _Actors:
     """The actors, their queued calls and what they have sent (the learner's side)."""
 
     def __init__(self, ray, run: Run, mcts: MCTSConfig):
-        t, r = run.cfg.train, run.cfg.ray
+        r = run.cfg.ray
         self.ray, self.run, self.r = ray, run, r
         remote = ray.remote(SelfPlayActor).options(
             num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,
             max_task_retries=0)
         device = "cuda" if float(r.actor_gpus) > 0 else "cpu"
-        self.handles = [remote.remote(i, run.model.config(), mcts, selfplay_options(t),
-                                      int(r.actor_threads), device)
+        self.handles = [remote.remote(i, run.model.config(), mcts, int(r.actor_threads), device)
                         for i in range(int(r.actors))]
         self.calls = [0] * len(self.handles)
         self.pending: dict = {}  # object ref -> actor index
@@ -133,9 +132,8 @@ class _Actors:
     def submit(self, i: int) -> None:
         seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
         self.calls[i] += 1
-        ref = self.handles[i].play.remote(self.weights_ref, self.version,
-                                          int(self.run.settings["games_per_batch"]), seed,
-                                          selfplay_options(self.run.cfg.train, self.run.settings))
+        ref = self.handles[i].play.remote(self.weights_ref, self.version, seed,
+                                          selfplay_settings(self.run))
         self.pending[ref] = i
 
     def next_batch(self):

@@ -36,11 +36,7 @@ from scrofazero.runs import RunFolder
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.train.learner import train_step, update_average
 from scrofazero.train.schedule import PHASE_KEYS
-from scrofazero.train.selfplay import (
-    SelfPlayRecords,
-    play_selfplay,
-    selfplay_options,
-)
+from scrofazero.train.selfplay import SelfPlayRecords, SelfPlaySettings, play_batch
 from scrofazero.train.state import EVAL_LOG, Run, milestones_passed, open_run
 from scrofazero.train.warm_start import warm_start
 
@@ -96,8 +92,7 @@ def train_loop(run: Run, mcts: MCTSConfig) -> None:
         if enter_phase(run, logs):  # the network grew: self-play must play the new one
             evaluator = NetworkEvaluator(run.model, device=run.device)
         started = time.perf_counter()
-        records = play_selfplay(evaluator, run.settings["games_per_batch"], run.rng, mcts,
-                                **selfplay_options(run.cfg.train, run.settings))
+        records = play_batch(evaluator, run.rng, mcts, selfplay_settings(run))
         play_seconds = time.perf_counter() - started
         metrics = learn_from(run, records)
         before = count_batch(run, records, time.perf_counter() - started)
@@ -149,6 +144,12 @@ def enter_phase(run: Run, logs: Logs) -> bool:
                        + (f"; network grown to hidden={change['hidden']}, "
                           f"num_blocks={change['num_blocks']}" if replaced else ""))
     return replaced
+
+
+def selfplay_settings(run: Run) -> SelfPlaySettings:
+    """How the run's next batch of self-play games is played: the train settings, with the
+    current phase's in force."""
+    return SelfPlaySettings.of(run.cfg.train, run.settings)
 
 
 def learn_from(run: Run, records: SelfPlayRecords) -> dict:

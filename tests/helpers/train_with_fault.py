@@ -42,16 +42,16 @@ elif fault == "kill_before_latest":
 
     state.keep_milestones = keep_milestones
 elif fault == "raise_in_selfplay":
-    play = loop.play_selfplay
+    play = loop.play_batch
     calls = [0]
 
-    def play_selfplay(*args, **kwargs):
+    def play_batch(*args, **kwargs):
         if calls[0] == at:
             raise RuntimeError("injected self-play failure")
         calls[0] += 1
         return play(*args, **kwargs)
 
-    loop.play_selfplay = play_selfplay
+    loop.play_batch = play_batch
 else:
     raise SystemExit(f"unknown fault {fault!r}")
 
