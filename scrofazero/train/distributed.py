@@ -47,6 +47,7 @@ from scrofazero.train.loop import (
     log_batch,
     log_start,
     open_logs,
+    progress_bar,
     run_training,
     save_if_due,
     selfplay_settings,
@@ -159,9 +160,10 @@ class _Actors:
 def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
     r = run.cfg.ray
     logs = open_logs(run)
+    log_start(run, logs)
     if run.is_fresh():
         start_fresh(run, logs)
-    log_start(run, logs)
+    logs.bar = progress_bar(run)
     actors = _Actors(ray, run, mcts)
     dropped, ages, waits = 0, [], []
     actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]

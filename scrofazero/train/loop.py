@@ -58,6 +58,9 @@ def run_training(cfg: DictConfig, train_fn=None) -> Run:
     return run
 
 
+CONFIG_TAG = "config"  # tensorboard text: the run's resolved config, at every start
+
+
 @dataclass
 class Logs:
     """Where the loop reports, held from batch to batch: the run folder's tensorboard writer
@@ -84,9 +87,10 @@ def open_logs(run: Run) -> Logs:
 def train_loop(run: Run, mcts: MCTSConfig) -> None:
     """Self-play then learn in this process, batch after batch, until the stop condition."""
     logs = open_logs(run)
+    log_start(run, logs)
     if run.is_fresh():
         start_fresh(run, logs)
-    log_start(run, logs)
+    logs.bar = progress_bar(run)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     while not should_stop(run):
         if enter_phase(run, logs):  # the network grew: self-play must play the new one
@@ -114,11 +118,23 @@ def start_fresh(run: Run, logs: Logs) -> None:
 
 
 def log_start(run: Run, logs: Logs) -> None:
-    """What a (fresh or resumed) run logs as it starts its batches, and its progress bar."""
+    """What a run logs each time it starts (fresh or resumed), at its step: its resolved
+    config as YAML (tensorboard text `config`), and where its first network came from
+    (`train/init_from`, before its first batch)."""
+    logs.writer.add_text(CONFIG_TAG, config_text(run.cfg), run.step)
     if run.step == 0 and run.init_from is not None:
         logs.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
-    logs.bar = tqdm(total=run.cfg.train.max_batches, initial=run.step, unit="batch",
-                    disable=not run.cfg.progress, desc=f"train {run.cfg.run}")
+
+
+def config_text(cfg: DictConfig) -> str:
+    """The resolved config as a YAML block of markdown (tensorboard renders text as markdown)."""
+    return f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}```"
+
+
+def progress_bar(run: Run) -> tqdm:
+    """The run's progress bar over batches (silent with progress=false)."""
+    return tqdm(total=run.cfg.train.max_batches, initial=run.step, unit="batch",
+                disable=not run.cfg.progress, desc=f"train {run.cfg.run}")
 
 
 def should_stop(run: Run) -> bool:
