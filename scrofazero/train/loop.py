@@ -16,6 +16,7 @@ harness drops what came after the checkpoint from both, so nothing is logged twi
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from dataclasses import dataclass
@@ -250,22 +251,33 @@ def show_progress(run: Run, logs: Logs, metrics: dict) -> None:
 
 def evaluate(run: Run, deals: np.ndarray) -> dict:
     """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random,
-    for the run's network as it is now (the weights' average with train.ema; written to a
-    model-only file the players load)."""
+    for the run's network as it is now (the weights' average with train.ema).
+
+    With one evaluation worker the players are built in this process from a CPU copy of the
+    network; with more, each worker process loads it from a model-only file written for the
+    evaluation (run folder's eval_model.pt, removed after). Both give the same results: the
+    players compute with the same weights on the CPU."""
     t = run.cfg.train
-    model_file = save_model_file(run.dir / "eval_model.pt", run.network, run.step)
     raw = player_spec("raw")
     # The paper's benchmark: uniform deals. The raw player's default is the belief network's
     # deals, which would change what the training curves measure and break their comparison
     # with earlier runs and with the original's curve.
     settings = raw.settings_from({"num_deals": t.eval_raw_deals, "sampling": "uniform"})
-    kwargs = {"raw": raw.arguments(settings, checkpoint=str(model_file))}
+    model_file = None
+    if t.eval_workers == 1:
+        # A copy: the player's evaluator moves its network to the CPU and may not touch the
+        # trained one.
+        kwargs = {"raw": raw.arguments(settings, model=copy.deepcopy(run.network).cpu())}
+    else:
+        model_file = save_model_file(run.dir / "eval_model.pt", run.network, run.step)
+        kwargs = {"raw": raw.arguments(settings, checkpoint=str(model_file))}
     started = time.perf_counter()
     greed = duplicate_match("raw", "greed", deals, seed=t.seed, workers=t.eval_workers,
                             progress=False, agent_kwargs=kwargs)
     rand = duplicate_match("raw", "random", deals, seed=t.seed, workers=t.eval_workers,
                            progress=False, agent_kwargs=kwargs)
-    model_file.unlink(missing_ok=True)
+    if model_file is not None:
+        model_file.unlink(missing_ok=True)
     return {
         "step": run.step, "games": run.games, "train_minutes": run.train_seconds / 60,
         "wpg_raw": greed.mean, "wpg_raw_stderr": greed.stderr,
