@@ -11,7 +11,8 @@ The run's state and its checkpoints are train/state.py's; the run folder (checkp
 locked), tensorboard (runs/<run>/), the fresh-or-resume decision and eval.jsonl belong to the
 run harness (scrofazero/runs.py). An evaluation is made before the checkpoint of its step and
 its eval.jsonl line written then; tensorboard is flushed before every checkpoint; on resume the
-harness drops what came after the checkpoint from both, so nothing is logged twice.
+harness drops what came after the checkpoint from both, so nothing is logged twice. Each start
+of a run, fresh or resumed, writes the resolved config to tensorboard (text `config`).
 """
 
 from __future__ import annotations
