@@ -103,13 +103,14 @@ def test_off_writes_what_it_wrote_before(tmp_path):
 
 def test_evaluation_and_saved_networks_are_the_average(tmp_path, monkeypatch):
     evaluated = []
-    save = loop.save_model_file
+    match = loop.duplicate_match
 
-    def recording(path, model, *args, **kwargs):  # the file the evaluation's players load
-        evaluated.append(_copy(model))
-        return save(path, model, *args, **kwargs)
+    def recording(a, b, *args, agent_kwargs, **kwargs):  # the network the raw player is given
+        if b == "greed":  # one of the evaluation's two matches
+            evaluated.append(_copy(agent_kwargs["raw"]["model"]))
+        return match(a, b, *args, agent_kwargs=agent_kwargs, **kwargs)
 
-    monkeypatch.setattr(loop, "save_model_file", recording)
+    monkeypatch.setattr(loop, "duplicate_match", recording)
     run = run_training(_cfg(tmp_path, "ev", "train.max_batches=2", "train.ema=0.5",
                             "train.eval_every=2", "train.eval_deals=1", "train.eval_raw_deals=1",
                             "train.milestone_games=[4]"))
