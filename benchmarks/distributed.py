@@ -39,7 +39,8 @@ def _config(*overrides):
 
 
 class _Clock:
-    """Wraps learn_from (both loops call it) and Session.finish_batch to time every step."""
+    """Wraps learn_from and show_progress (both loops call them, show_progress last in every
+    step) to time every step."""
 
     def __init__(self):
         self.learn_seconds = 0.0
@@ -48,7 +49,7 @@ class _Clock:
         self.last_records = None
 
     def install(self):
-        learn, finish = loop.learn_from, loop.Session.finish_batch
+        learn, shown = loop.learn_from, loop.show_progress
         clock = self
 
         def timed_learn(run, records):
@@ -59,18 +60,18 @@ class _Clock:
             clock.last_records = records
             return out
 
-        def timed_finish(session, records, metrics, seconds, play_seconds):
-            finish(session, records, metrics, seconds, play_seconds)
+        def timed_progress(run, logs, metrics):
+            shown(run, logs, metrics)
             clock.step_times.append(time.perf_counter())
 
         loop.learn_from = distributed.learn_from = timed_learn
-        loop.Session.finish_batch = timed_finish
-        return learn, finish
+        loop.show_progress = distributed.show_progress = timed_progress
+        return learn, shown
 
     @staticmethod
     def uninstall(saved):
         loop.learn_from = distributed.learn_from = saved[0]
-        loop.Session.finish_batch = saved[1]
+        loop.show_progress = distributed.show_progress = saved[1]
 
 
 def measure(experiment: str, batches: int, actors: int | None, folder: Path) -> dict:

@@ -33,6 +33,7 @@ from scrofazero.settings import (
     NonNegative,
     NonNegativeInt,
     Positive,
+    RunName,
     Seed,
     Share,
     at_most,
@@ -40,7 +41,7 @@ from scrofazero.settings import (
     one_of,
 )
 from scrofazero.train.learner import VALUE_LOSSES
-from scrofazero.train.schedule import INFERENCE, PhaseConfig
+from scrofazero.train.schedule import INFERENCE, PHASE_KEYS, PhaseConfig, check_schedule
 from scrofazero.train.selfplay import POLICY_TARGETS
 from scrofazero.train.warm_start import WarmStartConfig
 
@@ -165,7 +166,7 @@ class TrainRootConfig:
 
     game: GameConfig = field(default_factory=GameConfig)  # the game trained
     seed: Seed = 0  # seeds every random decision of the run
-    run: str = "default"  # run name: checkpoints/<run>/ and runs/<run>/ (tensorboard)
+    run: RunName = "default"  # run name: checkpoints/<run>/ and runs/<run>/ (tensorboard)
     checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
@@ -264,15 +265,27 @@ def check_train(settings: TrainRootConfig) -> TrainRootConfig:
 
 def check_gongzhu_train(settings: GongzhuTrainConfig) -> None:
     """Gongzhu's groups beyond their declared bounds: the network and every shape the schedule
-    grows it to can be built, the search is sound, the device exists."""
-    model = settings.model
+    grows it to can be built, the schedule's phases follow each other, the search is sound, the
+    device exists, and the settings that depend on each other agree."""
+    model, t = settings.model, settings.train
     check_size(model.hidden, model.num_blocks, model.aux, "model.")
-    for i, phase in enumerate(settings.train.schedule):  # the shapes the schedule grows to
+    for i, phase in enumerate(t.schedule):  # the shapes the schedule grows to
         check_size(model.hidden if phase.hidden is None else phase.hidden,
                    model.num_blocks if phase.num_blocks is None else phase.num_blocks,
                    model.aux, f"train.schedule[{i}].")
+    check_schedule(t.schedule, {k: getattr(t, k) for k in PHASE_KEYS},
+                   {"hidden": model.hidden, "num_blocks": model.num_blocks})
     check_search(settings.search, "search")
-    check_device(settings.train.device)
+    check_device(t.device)
+    if t.eval_every > 0 and t.eval_deals < 1:
+        raise ValueError(f"train.eval_deals={t.eval_deals}: must be >= 1 while train.eval_every"
+                         f"={t.eval_every} (train.eval_every=0 turns the evaluation off)")
+    if settings.resume_from and settings.resume:
+        raise ValueError("resume=true and resume_from=PATH: resume continues this run's folder, "
+                         "resume_from a state file in a new folder; choose one")
+    if settings.resume_from and t.init_from:
+        raise ValueError("train.init_from and resume_from: a continued run keeps its network; "
+                         "choose one")
 
 
 # evaluate.py's groups named after a player, each that player's settings class.

@@ -225,7 +225,9 @@ def _play(cfg) -> None:
 
 def _train(cfg):
     entry = game_entry(cfg.game.name)
-    check_train(OmegaConf.to_object(cfg))  # before any work: nothing is written on a bad setting
+    # The one check of the settings (the trainers take them as checked), before any work:
+    # nothing is written on a bad setting.
+    check_train(OmegaConf.to_object(cfg))
     if cfg.distributed == "ray":
         if cfg.game.name != "gongzhu":
             raise ValueError(f"distributed=ray trains game=gongzhu only, not {cfg.game.name!r}")

@@ -30,6 +30,16 @@ NonNegativeInt = Annotated[int, Field(ge=0)]
 Seed = Annotated[int, Field(ge=0, lt=2**32)]  # numpy and torch take it, with room for offsets
 
 
+def _plain_folder_name(name: str) -> str:
+    if not name or name in (".", "..") or "/" in name or "\\" in name:
+        raise ValueError("a run name is a plain folder name, not empty or a path")
+    return name
+
+
+# A run's name: one folder under checkpoint_dir and log_dir, never a path out of them.
+RunName = Annotated[str, AfterValidator(_plain_folder_name)]
+
+
 @dataclass
 class GameConfig:
     """The `game` group: which game; each game's options extend it (Gongzhu has none). It lives

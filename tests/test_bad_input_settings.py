@@ -101,6 +101,16 @@ BAD_TRAIN = [
     ("game=tiny_crew game.method=dqn", "game.method='dqn': choose cfr or mccfr"),
     ("game=tiny_crew game.t1=3", "game.t1=3: must be less than or equal to 2"),
     ("game=tiny_crew game.iterations=0", "game.iterations=0: must be greater than or equal"),
+    ("run=a/b", "run='a/b': a run name is a plain folder name, not empty or a path"),
+    ("run=..", "run='..': a run name is a plain folder name"),
+    ("game=fish run=", "run='': a run name is a plain folder name"),
+    ("train.eval_deals=0", "train.eval_deals=0: must be >= 1 while train.eval_every="),
+    ("resume=true resume_from=state.pt", "resume=true and resume_from=PATH"),
+    ("train.init_from=a.pt resume_from=b.pt", "train.init_from and resume_from"),
+    ("train.warm_start.epochs=0", "train.warm_start.epochs=0: must be greater than or equal"),
+    ("train.schedule=[{from_games:0,passes:0}]", "train.schedule[0].passes=0: must be greater"),
+    ("train.schedule=[{from_games:5},{from_games:3}]",
+     "train.schedule[1].from_games=3: phases must start at increasing"),
 ]
 
 
@@ -109,6 +119,11 @@ def test_bad_train_settings_are_named(overrides, message):
     with pytest.raises(ValueError) as err:
         check_train(OmegaConf.to_object(config("train", *overrides.split())))
     assert str(err.value).startswith(message)
+
+
+def test_settings_that_depend_on_each_other_pass_together():
+    check_train(OmegaConf.to_object(config("train", "train.eval_every=0", "train.eval_deals=0")))
+    check_train(OmegaConf.to_object(config("train", "resume_from=state.pt")))
 
 
 @pytest.mark.parametrize("overrides, message", [

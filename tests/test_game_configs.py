@@ -45,7 +45,7 @@ from scrofazero.config import (
 )
 from scrofazero.eval.runner import player_settings
 from scrofazero.runs import _flatten, settings_changes
-from scrofazero.train.loop import ALWAYS_MAY_CHANGE
+from scrofazero.train.state import ALWAYS_MAY_CHANGE
 
 BEFORE = json.loads((ROOT / "tests" / "data" / "configs_b0b7147.json").read_text())
 GONGZHU_GROUPS = ("model", "search", "train", "experiment")

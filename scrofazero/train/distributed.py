@@ -39,8 +39,24 @@ from scrofazero.cluster import connect
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.search.mcts import MCTSConfig
-from scrofazero.train.loop import Run, Session, _should_stop, learn_from, run_training
-from scrofazero.train.selfplay import play_selfplay, selfplay_options
+from scrofazero.train.loop import (
+    count_batch,
+    enter_phase,
+    evaluate_if_due,
+    learn_from,
+    log_batch,
+    log_start,
+    open_logs,
+    progress_bar,
+    run_training,
+    save_if_due,
+    selfplay_settings,
+    should_stop,
+    show_progress,
+    start_fresh,
+)
+from scrofazero.train.selfplay import SelfPlaySettings, play_batch
+from scrofazero.train.state import Run, milestones_passed
 
 SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
 
@@ -48,21 +64,21 @@ SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (tr
 class SelfPlayActor:
     """One self-play worker: a network of the run's shape, weights loaded by version."""
 
-    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, options: dict,
-                 threads: int, device: str = "cpu"):
+    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, threads: int,
+                 device: str = "cpu"):
         torch.set_num_threads(max(1, int(threads)))
         torch.set_flush_denormal(True)
         self.index = index
         self.model = PolicyValueNet(**model_config)
         self.model.eval()
         self.evaluator = NetworkEvaluator(self.model, device=device)
-        self.mcts, self.options = mcts, dict(options)  # play_selfplay's keyword arguments
+        self.mcts = mcts
         self.version = -1
 
-    def play(self, weights: dict, version: int, games: int, seed: list[int],
-             options: dict | None = None) -> tuple:
-        """`games` self-play games with the weights of `version` (loaded if newer than the
-        actor's) and play_selfplay's `options` (None: the actor's own); returns (records,
+    def play(self, weights: dict, version: int, seed: list[int],
+             settings: SelfPlaySettings) -> tuple:
+        """A batch of self-play games as `settings` say (the learner's, for its current phase)
+        with the weights of `version` (loaded if newer than the actor's); returns (records,
         info) with the version played and the time taken."""
         if version > self.version:
             state = {k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()}
@@ -70,24 +86,14 @@ class SelfPlayActor:
             self.model.eval()
             self.version = version
         started = time.perf_counter()
-        records = play_selfplay(self.evaluator, games, np.random.default_rng(seed), self.mcts,
-                                **(self.options if options is None else options))
+        records = play_batch(self.evaluator, np.random.default_rng(seed), self.mcts, settings)
         return records, {"actor": self.index, "version": self.version,
                          "seconds": time.perf_counter() - started}
 
 
-def check_ray_settings(cfg) -> None:
-    r = cfg.ray
-    for key in ("actors", "publish_every", "in_flight", "actor_threads"):
-        if int(r[key]) < 1:
-            raise ValueError(f"ray.{key}={r[key]}: must be >= 1")
-    if r.max_staleness < 0 or r.actor_cpus < 0 or r.actor_gpus < 0:
-        raise ValueError("ray.max_staleness, ray.actor_cpus and ray.actor_gpus must be >= 0")
-
-
 def run_training_ray(cfg) -> Run:
-    """train.py with distributed=ray: connect (or start a local Ray), then the run."""
-    check_ray_settings(cfg)
+    """train.py with distributed=ray: connect (or start a local Ray), then the run (`cfg`
+    checked as run_training's, the ray group by its field types)."""
     ray = connect(cfg.ray.address, cfg.ray.num_cpus)
     return run_training(cfg, train_fn=lambda run, mcts: _train_ray(ray, run, mcts))
 
@@ -103,14 +109,13 @@ class _Actors:
     """The actors, their queued calls and what they have sent (the learner's side)."""
 
     def __init__(self, ray, run: Run, mcts: MCTSConfig):
-        t, r = run.cfg.train, run.cfg.ray
+        r = run.cfg.ray
         self.ray, self.run, self.r = ray, run, r
         remote = ray.remote(SelfPlayActor).options(
             num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,
             max_task_retries=0)
         device = "cuda" if float(r.actor_gpus) > 0 else "cpu"
-        self.handles = [remote.remote(i, run.model.config(), mcts, selfplay_options(t),
-                                      int(r.actor_threads), device)
+        self.handles = [remote.remote(i, run.model.config(), mcts, int(r.actor_threads), device)
                         for i in range(int(r.actors))]
         self.calls = [0] * len(self.handles)
         self.pending: dict = {}  # object ref -> actor index
@@ -128,9 +133,8 @@ class _Actors:
     def submit(self, i: int) -> None:
         seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
         self.calls[i] += 1
-        ref = self.handles[i].play.remote(self.weights_ref, self.version,
-                                          int(self.run.settings["games_per_batch"]), seed,
-                                          selfplay_options(self.run.cfg.train, self.run.settings))
+        ref = self.handles[i].play.remote(self.weights_ref, self.version, seed,
+                                          selfplay_settings(self.run))
         self.pending[ref] = i
 
     def next_batch(self):
@@ -155,13 +159,17 @@ class _Actors:
 
 def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
     r = run.cfg.ray
-    session = Session(run)
+    logs = open_logs(run)
+    log_start(run, logs)
+    if run.is_fresh():
+        start_fresh(run, logs)
+    logs.bar = progress_bar(run)
     actors = _Actors(ray, run, mcts)
     dropped, ages, waits = 0, [], []
     actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]
     try:
-        while not _should_stop(run):
-            if session.enter_phase():
+        while not should_stop(run):
+            if enter_phase(run, logs):
                 raise ValueError(
                     f"train.schedule phase {run.phase} grows the network at {run.games} games, "
                     "which distributed=ray does not do yet (its actors are built for one shape):"
@@ -187,8 +195,11 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
                 metrics[f"distributed/actor_{a}/games_per_s"] = n / max(seconds, 1e-9)
             # Training time = the learner's wall time per step (waiting included): what a
             # user waits, comparable with the single-process mode's.
-            session.finish_batch(records, metrics, time.perf_counter() - started,
-                                 info["seconds"])
+            before = count_batch(run, records, time.perf_counter() - started)
+            log_batch(run, logs, records, metrics, info["seconds"])
+            evaluated = evaluate_if_due(run, logs)
+            save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+            show_progress(run, logs, metrics)
             if run.step % int(r.publish_every) == 0:
                 actors.publish()
     finally:
@@ -197,4 +208,4 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
                                  "learner_wait_s": float(np.sum(waits)),
                                  "actor_games": {a: n for a, (n, _) in actor_games.items()}}
         actors.stop()
-        session.close()
+        logs.close()

@@ -13,31 +13,37 @@ optimiser, as the original's authors did between their runs. The original's late
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Annotated, Optional, Sequence
+
+from pydantic import Field
 
 from scrofazero.nn.evaluator import PRECISIONS
 from scrofazero.nn.grow import check_growth
+from scrofazero.settings import Count, NonNegativeInt, Positive, Share, one_of
 
 # The train settings a phase can set (besides the network's shape).
 PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale",
               "inference")
 INFERENCE = PRECISIONS  # self-play's network precision: the evaluator's own choices
+Widths = Annotated[list[Count], Field(min_length=1)]  # a trunk's layer widths
 
 
 @dataclass
 class PhaseConfig:
-    from_games: int = 0  # the phase starts once the run has played this many self-play games
-    games_per_batch: Optional[int] = None  # None: as the phase before
-    replay_batches: Optional[int] = None  # None: as the phase before
-    passes: Optional[int] = None  # None: as the phase before
-    lr: Optional[float] = None  # Adam learning rate (None: as the phase before)
+    # the phase starts once the run has played this many self-play games
+    from_games: NonNegativeInt = 0
+    games_per_batch: Optional[Count] = None  # None: as the phase before
+    replay_batches: Optional[Count] = None  # None: as the phase before
+    passes: Optional[Count] = None  # None: as the phase before
+    lr: Optional[Positive] = None  # Adam learning rate (None: as the phase before)
     # fraction of plies searched in full and recorded (None: as before)
-    playout_full: Optional[float] = None
-    search_scale: Optional[float] = None  # self-play's search budget times this (None: as before)
+    playout_full: Optional[Share] = None
+    # self-play's search budget times this (None: as before)
+    search_scale: Optional[Positive] = None
     # self-play's network precision: float32 | bfloat16 (None: as before)
-    inference: Optional[str] = None
-    hidden: Optional[list[int]] = None  # grow the network to these trunk widths (None: keep)
-    num_blocks: Optional[int] = None  # grow to this many residual blocks (None: keep)
+    inference: Optional[one_of(*INFERENCE)] = None
+    hidden: Optional[Widths] = None  # grow the network to these trunk widths (None: keep)
+    num_blocks: Optional[NonNegativeInt] = None  # grow to this many residual blocks (None: keep)
 
 
 def _get(phase, key):
@@ -45,37 +51,16 @@ def _get(phase, key):
 
 
 def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "train.schedule"):
-    """Refuse a schedule that makes no sense, naming the phase and setting."""
+    """Refuse phases that do not follow each other, naming the phase: each must start later
+    than the one before, and grow the network the one before leaves (or keep it). Each phase's
+    own values are bounded by PhaseConfig's field types (checked with the rest of the config)."""
     last = -1
     for i, phase in enumerate(schedule):
         start = _get(phase, "from_games")
-        if start is None or start < 0:
-            raise ValueError(f"{where}[{i}].from_games={start}: must be >= 0")
         if start <= last:
             raise ValueError(f"{where}[{i}].from_games={start}: phases must start at increasing "
                              f"game counts (the phase before starts at {last})")
         last = start
-        for key in ("games_per_batch", "replay_batches", "passes", "num_blocks"):
-            value = _get(phase, key)
-            if value is not None and value < (0 if key == "num_blocks" else 1):
-                raise ValueError(f"{where}[{i}].{key}={value}: must be >= "
-                                 f"{0 if key == 'num_blocks' else 1}")
-        lr = _get(phase, "lr")
-        if lr is not None and not lr > 0:
-            raise ValueError(f"{where}[{i}].lr={lr}: must be > 0")
-        full = _get(phase, "playout_full")
-        if full is not None and not 0.0 < full <= 1.0:
-            raise ValueError(f"{where}[{i}].playout_full={full}: must lie in (0, 1]")
-        scale = _get(phase, "search_scale")
-        if scale is not None and not scale > 0:
-            raise ValueError(f"{where}[{i}].search_scale={scale}: must be > 0")
-        inference = _get(phase, "inference")
-        if inference is not None and inference not in INFERENCE:
-            raise ValueError(f"{where}[{i}].inference={inference!r}: choose "
-                             f"{' or '.join(INFERENCE)}")
-        hidden = _get(phase, "hidden")
-        if hidden is not None and (len(hidden) == 0 or min(hidden) < 1):
-            raise ValueError(f"{where}[{i}].hidden={list(hidden)}: must list positive widths")
     # Each phase's shape must be reachable by growing the one before (nn/grow.py names why not).
     prev = phase_settings(schedule, -1, base, shape)[1]
     for i in range(len(schedule)):

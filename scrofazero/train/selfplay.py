@@ -12,6 +12,7 @@ or, with outcome_weight > 0, a mix with the game's actual outcome minus that dif
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
 
@@ -133,17 +134,47 @@ def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
     return improved_targets(cat["q"], cat["visits"], cat["legal"], cat["prior"])
 
 
-def selfplay_options(train_cfg, settings: dict | None = None) -> dict:
-    """The keyword arguments of play_selfplay that the `train` settings give (loop and Ray
-    actors alike); `settings`: the run's phase settings, which may change playout_full and
-    search_scale."""
-    full = (settings or {}).get("playout_full", train_cfg.playout_full)
-    search = (settings or {}).get("search_scale", train_cfg.search_scale)
-    inference = (settings or {}).get("inference", train_cfg.inference)
-    return {"beta": float(train_cfg.beta), "outcome_weight": float(train_cfg.outcome_weight),
-            "full_fraction": float(full),
-            "cheap_scale": float(train_cfg.playout_cheap), "search_scale": float(search),
-            "policy_target": str(train_cfg.policy_target), "inference": str(inference)}
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    """How a batch of self-play games is played and recorded, under the `train` settings' own
+    names (play_selfplay documents each). `of` builds it from the train settings and the run's
+    current phase; the loop and the Ray actors play with it alike."""
+
+    games_per_batch: int = 64
+    beta: float = 0.2
+    outcome_weight: float = 0.0
+    playout_full: float = 1.0
+    playout_cheap: float = 0.25
+    search_scale: float = 1.0
+    policy_target: str = "q"
+    inference: str = "float32"
+
+    @classmethod
+    def of(cls, train, phase: Mapping | None = None) -> SelfPlaySettings:
+        """The settings of `train` (the config's train group), with those the schedule's
+        current phase sets (`phase`: the run's phase settings, train/schedule.py) in force."""
+        now = {**{key: getattr(train, key) for key in PHASE_SETTINGS}, **(phase or {})}
+        return cls(games_per_batch=int(now["games_per_batch"]), beta=float(train.beta),
+                   outcome_weight=float(train.outcome_weight),
+                   playout_full=float(now["playout_full"]),
+                   playout_cheap=float(train.playout_cheap),
+                   search_scale=float(now["search_scale"]),
+                   policy_target=str(train.policy_target), inference=str(now["inference"]))
+
+
+# The self-play settings a schedule phase may change (train/schedule.py PHASE_KEYS among them).
+PHASE_SETTINGS = ("games_per_batch", "playout_full", "search_scale", "inference")
+
+
+def play_batch(evaluator, rng: np.random.Generator, mcts_config: MCTSConfig,
+               settings: SelfPlaySettings) -> SelfPlayRecords:
+    """One batch of self-play games (settings.games_per_batch) as `settings` say."""
+    return play_selfplay(evaluator, settings.games_per_batch, rng, mcts_config,
+                         beta=settings.beta, outcome_weight=settings.outcome_weight,
+                         playout_full=settings.playout_full,
+                         playout_cheap=settings.playout_cheap,
+                         search_scale=settings.search_scale,
+                         policy_target=settings.policy_target, inference=settings.inference)
 
 
 def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray):
@@ -192,8 +223,8 @@ def play_selfplay(
     beta: float = 0.2,
     deals=None,
     outcome_weight: float = 0.0,
-    full_fraction: float = 1.0,
-    cheap_scale: float = 0.25,
+    playout_full: float = 1.0,
+    playout_cheap: float = 0.25,
     policy_target: str = "q",
     search_scale: float = 1.0,
     inference: str | None = None,
@@ -207,8 +238,8 @@ def play_selfplay(
     argmax of root Q (the paper's rule, no exploration noise). Same rng state -> same records for
     a deterministic evaluator.
 
-    Playout-cap randomisation (KataGo) when full_fraction < 1: each searched ply gets the full
-    budget with probability full_fraction and is recorded; the others get cheap_scale x the
+    Playout-cap randomisation (KataGo) when playout_full < 1: each searched ply gets the full
+    budget with probability playout_full and is recorded; the others get playout_cheap x the
     budget (at least one simulation per legal card), are played and not recorded.
     search_scale multiplies every searched ply's budget (full and cheap alike; 1: the config's).
     policy_target: "q" (softmax(beta x root Q), the paper's), "visits" (the root's visit
@@ -235,9 +266,9 @@ def play_selfplay(
         forced = (legal.sum(axis=1) == 1) & (not mcts_config.search_forced)  # [G]
         act = legal.argmax(axis=1)  # forced rows: the single legal card
         rows = np.flatnonzero(~forced)
-        if len(rows) and full_fraction < 1.0:
-            full = rng.random(len(rows)) < full_fraction  # [R] recorded plies
-            scale = np.where(full, 1.0, cheap_scale) * search_scale
+        if len(rows) and playout_full < 1.0:
+            full = rng.random(len(rows)) < playout_full  # [R] recorded plies
+            scale = np.where(full, 1.0, playout_cheap) * search_scale
         else:
             full = np.ones(len(rows), dtype=bool)
             scale = None if search_scale == 1.0 else np.full(len(rows), search_scale)

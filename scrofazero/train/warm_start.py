@@ -25,6 +25,7 @@ from scrofazero.games.gongzhu.batch import StateBatch, legal_mask
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import encode
+from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, check_bounds
 from scrofazero.train.learner import make_optimizer, train_step
 from scrofazero.train.replay import ReplayBuffer
 from scrofazero.train.selfplay import current_values
@@ -32,27 +33,19 @@ from scrofazero.train.selfplay import current_values
 
 @dataclass
 class WarmStartConfig:
-    games: int = 0  # Mr. Greed games imitated before self-play (0: no warm start)
-    epochs: int = 1  # passes over those games' positions
-    lr: float = 1e-3  # Adam learning rate of the fit
+    games: NonNegativeInt = 0  # Mr. Greed games imitated before self-play (0: no warm start)
+    epochs: Count = 1  # passes over those games' positions
+    lr: Positive = 1e-3  # Adam learning rate of the fit
     betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # Adam betas of the fit
-    minibatch: int = 256  # positions per step of the fit
-    greed_samples: int = 20  # sampled deals per Greed decision (docs/rules.md section 9)
-    value_weight: float = 0.3  # loss = KL + value_weight x value error during the fit
+    minibatch: Count = 256  # positions per step of the fit
+    greed_samples: Count = 20  # sampled deals per Greed decision (docs/rules.md section 9)
+    value_weight: NonNegative = 0.3  # loss = KL + value_weight x value error during the fit
 
 
 def check_warm_start(cfg: WarmStartConfig, where: str = "train.warm_start") -> None:
-    """Refuse settings that make no sense, naming the field."""
-    if cfg.games < 0:
-        raise ValueError(f"{where}.games={cfg.games}: must be >= 0")
-    if cfg.games == 0:
-        return
-    for key in ("epochs", "minibatch", "greed_samples"):
-        if getattr(cfg, key) < 1:
-            raise ValueError(f"{where}.{key}={getattr(cfg, key)}: must be >= 1")
-    if not cfg.lr > 0 or cfg.value_weight < 0:
-        raise ValueError(f"{where}.lr={cfg.lr} must be > 0 and {where}.value_weight="
-                         f"{cfg.value_weight} >= 0")
+    """Refuse a value outside its field's declared bounds, naming the field (what train.py's
+    config check does for the whole config; here for a caller of warm_start itself)."""
+    check_bounds(cfg, where)
 
 
 def greed_records(num_games: int, rng: np.random.Generator, greed_samples: int = 20) -> dict:

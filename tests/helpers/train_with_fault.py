@@ -18,39 +18,40 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import scrofazero.train.loop as loop  # noqa: E402
+import scrofazero.train.state as state  # noqa: E402
 
 fault, at = sys.argv[1], int(sys.argv[2])
 sys.argv = [str(ROOT / "train.py"), *sys.argv[3:]]
 
 if fault == "kill_in_eval":
-    evaluate = loop._evaluate
+    evaluate = loop.evaluate
 
-    def _evaluate(run, deals):
+    def evaluate_killed(run, deals):
         if run.step == at:
             os.kill(os.getpid(), signal.SIGKILL)
         return evaluate(run, deals)
 
-    loop._evaluate = _evaluate
+    loop.evaluate = evaluate_killed
 elif fault == "kill_before_latest":
-    keep = loop._keep_milestones
+    keep = state.keep_milestones
 
-    def _keep_milestones(run, path, names):
+    def keep_milestones(run, path, names):
         keep(run, path, names)
         if run.step == at:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    loop._keep_milestones = _keep_milestones
+    state.keep_milestones = keep_milestones
 elif fault == "raise_in_selfplay":
-    play = loop.play_selfplay
+    play = loop.play_batch
     calls = [0]
 
-    def play_selfplay(*args, **kwargs):
+    def play_batch(*args, **kwargs):
         if calls[0] == at:
             raise RuntimeError("injected self-play failure")
         calls[0] += 1
         return play(*args, **kwargs)
 
-    loop.play_selfplay = play_selfplay
+    loop.play_batch = play_batch
 else:
     raise SystemExit(f"unknown fault {fault!r}")
 

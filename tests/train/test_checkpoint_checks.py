@@ -24,7 +24,8 @@ import scrofazero.nn.checkpoint as checkpoints
 from scrofazero import entry
 from scrofazero.fish.players.scorer import load_scorer, read_payload
 from scrofazero.nn.checkpoint import CheckpointError, load_checkpoint, load_model
-from scrofazero.train.loop import load_envelope, run_training
+from scrofazero.train.loop import run_training
+from scrofazero.train.state import load_envelope
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ("experiment=smoke", "train.games_per_batch=2", "train.eval_every=0",

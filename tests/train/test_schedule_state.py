@@ -5,7 +5,9 @@ fresh run from a network (train.init_from). In-process on the smoke preset."""
 import pytest
 import torch
 from composed import config
+from omegaconf import OmegaConf
 
+from scrofazero.config import check_train
 from scrofazero.nn.checkpoint import load_checkpoint, load_model, recast_weights, save_model_file
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.train.loop import run_training
@@ -36,20 +38,34 @@ def test_phases_carry_unset_settings_over():
 @pytest.mark.parametrize("schedule, named", [
     ([{"from_games": 10}, {"from_games": 10}],
      "[1].from_games=10: phases must start at increasing"),
-    ([{"from_games": -1}], "[0].from_games=-1"),
-    ([{"from_games": 0, "passes": 0}], "[0].passes=0"),
-    ([{"from_games": 0, "lr": 0.0}], "[0].lr=0.0"),
-    ([{"from_games": 0, "playout_full": 0.0}], "[0].playout_full=0.0"),
-    ([{"from_games": 0, "search_scale": 0.0}], "[0].search_scale=0.0"),
-    ([{"from_games": 0, "inference": "float16"}], "[0].inference='float16'"),
     ([{"from_games": 0, "hidden": [32, 32]}], "[0]: cannot grow"),
     ([{"from_games": 0, "hidden": [96, 64]}, {"from_games": 5, "hidden": [64, 64]}],
      "[1]: cannot grow"),
 ])
-def test_senseless_schedules_are_named(schedule, named):
+def test_phases_that_do_not_follow_each_other_are_named(schedule, named):
     with pytest.raises(ValueError) as err:
         check_schedule(schedule, BASE, SHAPE)
     assert named in str(err.value)
+
+
+@pytest.mark.parametrize("phases, named", [
+    ("{from_games:-1}", "train.schedule[0].from_games=-1: must be greater than or equal to 0"),
+    ("{from_games:0,passes:0}", "train.schedule[0].passes=0: must be greater than or equal"),
+    ("{from_games:0,lr:0.0}", "train.schedule[0].lr=0.0: must be greater than 0"),
+    ("{from_games:0,playout_full:0.0}", "train.schedule[0].playout_full=0.0: must be greater"),
+    ("{from_games:0,playout_full:1.5}", "train.schedule[0].playout_full=1.5: must be less"),
+    ("{from_games:0,search_scale:0.0}", "train.schedule[0].search_scale=0.0: must be greater"),
+    ("{from_games:0,inference:float16}", "train.schedule[0].inference='float16': choose"),
+    ("{from_games:0,hidden:[]}", "train.schedule[0].hidden=[]: must have at least 1 item"),
+    ("{from_games:0,num_blocks:-1}", "train.schedule[0].num_blocks=-1: must be greater"),
+    ("{from_games:4},{from_games:4}", "train.schedule[1].from_games=4: phases must start"),
+    ("{from_games:0,hidden:[32,32]}", "train.schedule[0]: cannot grow"),
+])
+def test_senseless_phases_are_named_by_the_config_check(phases, named, tmp_path):
+    cfg = _cfg(tmp_path, "s", f"train.schedule=[{phases}]")
+    with pytest.raises(ValueError) as err:
+        check_train(OmegaConf.to_object(cfg))
+    assert str(err.value).startswith(named)
 
 
 def test_a_phase_changes_batches_grows_the_network_and_resumes(tmp_path):
@@ -133,7 +149,7 @@ def test_float16_weights_halve_the_network_and_continue_close(tmp_path):
     assert all(wb[k].dtype == torch.float32 for k in wb)
     assert all(torch.allclose(wa[k], wb[k], rtol=1e-3, atol=2e-4) for k in wa)
     with pytest.raises(ValueError, match="state_weights"):
-        run_training(_cfg(tmp_path, "e", "train.max_batches=1", "train.state_weights=int8"))
+        check_train(OmegaConf.to_object(_cfg(tmp_path, "e", "train.state_weights=int8")))
     # A float32 state file recast afterwards holds what the float16 run wrote, and continues the
     # same way.
     before = load_checkpoint(exact)
@@ -209,4 +225,4 @@ def test_a_phase_switches_selfplay_to_bfloat16(tmp_path):
     assert run.settings["inference"] == "bfloat16" and run.games == 6
     assert [(p["games"], p["inference"]) for p in run.phases] == [(4, "bfloat16")]
     with pytest.raises(ValueError, match="train.inference"):
-        run_training(_cfg(tmp_path, "bad", "train.max_batches=1", "train.inference=int8"))
+        check_train(OmegaConf.to_object(_cfg(tmp_path, "bad", "train.inference=int8")))

@@ -22,12 +22,19 @@ import dataclasses
 
 import numpy as np
 import pytest
+from omegaconf import OmegaConf
 
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch, current_player, returns
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import INPUT_SIZE, encode
 from scrofazero.search.mcts import MCTSConfig, run_mcts
-from scrofazero.train.selfplay import SelfPlayRecords, play_selfplay, policy_targets
+from scrofazero.train.selfplay import (
+    SelfPlayRecords,
+    SelfPlaySettings,
+    play_batch,
+    play_selfplay,
+    policy_targets,
+)
 
 BETA = 0.2
 
@@ -244,10 +251,10 @@ def test_search_scale_is_the_same_as_a_bigger_budget():
 def test_playout_cap_randomisation_records_only_full_searches():
     full = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA)
     same = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA,
-                         full_fraction=1.0, cheap_scale=0.25)
+                         playout_full=1.0, playout_cheap=0.25)
     assert np.array_equal(full.value_target, same.value_target)  # off: the rng is not drawn
     rec = play_selfplay(cheap_evaluator, 6, np.random.default_rng(5), MCTSConfig(), beta=BETA,
-                        full_fraction=0.3, cheap_scale=0.25)
+                        playout_full=0.3, playout_cheap=0.25)
     unforced = recorded = 0
     for g in range(rec.games):
         state = GongzhuState(rec.deals[g], leader=int(rec.first_leader[g]))
@@ -331,3 +338,24 @@ def test_gumbel_improved_policy_target():
     want = improved_targets(res.q.astype(np.float64), res.visits, GongzhuRules.legal_mask(root),
                             evaluator(root)[0].astype(np.float64))
     np.testing.assert_allclose(rec.policy_target[i], want[0], rtol=1e-5, atol=1e-7)
+
+
+def test_a_batch_is_played_as_its_settings_say():
+    train = OmegaConf.create({"games_per_batch": 3, "beta": 0.5, "outcome_weight": 0.25,
+                              "playout_full": 1.0, "playout_cheap": 0.5, "search_scale": 1.0,
+                              "policy_target": "visits", "inference": "float32"})
+    assert SelfPlaySettings.of(train) == SelfPlaySettings(
+        games_per_batch=3, beta=0.5, outcome_weight=0.25, playout_full=1.0, playout_cheap=0.5,
+        search_scale=1.0, policy_target="visits", inference="float32")
+    phase = {"games_per_batch": 2, "replay_batches": 1, "passes": 1, "lr": 1e-4,
+             "playout_full": 0.5, "search_scale": 2.0, "inference": "float32"}
+    settings = SelfPlaySettings.of(train, phase)  # the phase's values win
+    assert (settings.games_per_batch, settings.playout_full, settings.search_scale) == (2, 0.5, 2.0)
+    batch = play_batch(cheap_evaluator, np.random.default_rng(4), MCTSConfig(), settings)
+    same = play_selfplay(cheap_evaluator, 2, np.random.default_rng(4), MCTSConfig(), beta=0.5,
+                         outcome_weight=0.25, playout_full=0.5, playout_cheap=0.5,
+                         search_scale=2.0, policy_target="visits")
+    for field in dataclasses.fields(SelfPlayRecords):
+        if field.name != "seconds":
+            assert np.array_equal(getattr(batch, field.name), getattr(same, field.name)), field
+
