@@ -1,7 +1,7 @@
 """Plain HTML pages for a URL the table page cannot serve: a replay id that is not a number or
 names no game, a table that is not on the server, a seat that is not 0..3, a path that does not
 exist. Each says what is wrong and where to go, instead of a raw error object or a table with
-live controls and nothing on it (issue 35)."""
+live controls and nothing on it."""
 
 from __future__ import annotations
 
