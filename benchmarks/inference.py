@@ -15,7 +15,8 @@ same first --deals standard deals with the same seed, so the per-deal values pai
   18 for the full player: the defaults now); belief_stratified: stratified, strata weighted by
   the belief; belief_iec: belief with the IEC weights on top; belief_plain: the belief's
   deals from the constrained product of its probabilities as they are, not fitted to its
-  per-card marginals (`calibrate=0`);
+  per-card marginals (`calibrate=0`); belief_fit_early: fitted only while more than 15 cards
+  are unseen, the plain product from trick 9 on (`calibrate_above=15`);
 - oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
 - oracle: the true deal alone (the ceiling; evaluation only).
 
@@ -39,10 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import subprocess  # noqa: E402
+from dataclasses import asdict  # noqa: E402
 
+from scrofazero.agents.raw_net import RawSettings  # noqa: E402
 from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.nn.belief import SHIPPED_BELIEF  # noqa: E402
 from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
+from scrofazero.sampling.stratified import SamplingConfig  # noqa: E402
 
 FULL_DEALS = "scrofazero.sampling.num_deals=18"  # the default's 18 deals for the unstratified rows
 NO_IEC = "scrofazero.weighting.enabled=false"
@@ -52,6 +56,7 @@ ROWS = {
         "uniform": ["player=raw", "raw.sampling=uniform"],
         "belief": ["player=raw", "raw.sampling=belief"],
         "belief_plain": ["player=raw", "raw.sampling=belief", "raw.calibrate=0"],
+        "belief_fit_early": ["player=raw", "raw.sampling=belief", "raw.calibrate_above=15"],
         "oracle_important": ["player=raw", "raw.sampling=oracle_important"],
         "oracle": ["player=raw", "raw.sampling=oracle", "raw.num_deals=1"],
     },
@@ -62,6 +67,8 @@ ROWS = {
         "belief": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC],
         "belief_plain": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC,
                          "scrofazero.sampling.calibrate=0"],
+        "belief_fit_early": ["scrofazero.sampling.method=belief", FULL_DEALS, NO_IEC,
+                             "scrofazero.sampling.calibrate_above=15"],
         "belief_stratified": ["scrofazero.sampling.method=belief_stratified", NO_IEC],
         "belief_iec": ["scrofazero.sampling.method=belief", FULL_DEALS, IEC],
         "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],
@@ -74,12 +81,15 @@ BASELINE = {"raw": "uniform", "full": "stratified_iec"}  # the defaults before t
 
 def measurement_key(overrides: list[str], args) -> str:
     """What a stored row must match to be reused: the network's bytes, the belief file's bytes
-    (rows that use it), the deals, the seed and the overrides."""
+    (rows that use it), the deals, the seed, the overrides and the players' defaults (a row
+    measured before a default changed is measured again)."""
     uses_belief = any("belief" in o for o in overrides)
     beliefs = file_sha256(args.beliefs) if uses_belief and Path(args.beliefs).is_file() else None
     what = json.dumps({"checkpoint": file_sha256(args.checkpoint), "beliefs": beliefs,
                        "deals": args.deals, "seed": args.seed,
-                       "overrides": sorted(overrides)}, sort_keys=True)
+                       "overrides": sorted(overrides),
+                       "defaults": {"raw": asdict(RawSettings()),
+                                    "sampling": asdict(SamplingConfig())}}, sort_keys=True)
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 

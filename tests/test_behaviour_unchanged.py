@@ -52,6 +52,7 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     assert now.pop("precision") == "float32" and now["weighting"].pop("plays") == "relevant"
     # and the card-location network's file and calibration (used by method=belief only)
     assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
+    assert now["sampling"].pop("calibrate_above") == 0
     assert now == then
     assert full["values"] == BEFORE["wpg_full_16"]["values"][:4]
     raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4",

@@ -134,6 +134,7 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             assert now.pop("precision") == "float32"
             # the card-location network's file and calibration (used by method=belief only)
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
+            assert now["sampling"].pop("calibrate_above") == 0  # fitted at every trick, as before
             # changed since, when the belief became the default: 18 deals from the
             # card-location network, no IEC
             assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("belief", 18)
@@ -143,6 +144,7 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
         if name == "raw":  # new since: where the raw player's deals come from
             assert now.pop("sampling") == "belief" and now.pop("beliefs") == ""
             assert now.pop("calibrate") == 20  # the belief deals' calibration, as the full player's
+            assert now.pop("calibrate_above") == 0
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
@@ -153,7 +155,7 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
         "greed", "raw"}
     assert {k for k in added if k.startswith("scrofazero")} == {
         "scrofazero.weighting.plays", "scrofazero.precision", "scrofazero.sampling.beliefs",
-        "scrofazero.sampling.calibrate"}
+        "scrofazero.sampling.calibrate", "scrofazero.sampling.calibrate_above"}
     assert new["belief_opponent"] is None and new["scrofazero"]["weighting"]["plays"] == "relevant"
     notes = capsys.readouterr().err.splitlines()
     assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]

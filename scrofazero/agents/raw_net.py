@@ -51,11 +51,15 @@ class RawSettings:
     # sampling=belief|marginals: fitting passes toward the network's marginals (0: the constrained
     # product as it is)
     calibrate: int = SamplingConfig.calibrate
+    # sampling=belief|marginals: fit only while more than this many cards are unseen
+    calibrate_above: int = SamplingConfig.calibrate_above
 
     def __post_init__(self):
         self.num_deals = check_positive("num_deals", self.num_deals)
-        if not isinstance(self.calibrate, int) or self.calibrate < 0:
-            raise ValueError(f"calibrate must be an integer >= 0, got {self.calibrate!r}")
+        for key in ("calibrate", "calibrate_above"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"{key} must be an integer >= 0, got {value!r}")
         self.mode = check_choice("mode", self.mode, MODES)
         self.sampling = check_choice("sampling", self.sampling, SAMPLINGS)
 
@@ -70,8 +74,9 @@ class RawNetworkAgent:
 
     def __init__(self, checkpoint: str | None = None, model=None, num_deals: int = 5,
                  mode: str = "value", sampling: str = "belief", beliefs: str = "",
-                 calibrate: int = SamplingConfig.calibrate, device="cpu"):
-        settings = RawSettings(num_deals, mode, sampling, beliefs, calibrate)
+                 calibrate: int = SamplingConfig.calibrate,
+                 calibrate_above: int = SamplingConfig.calibrate_above, device="cpu"):
+        settings = RawSettings(num_deals, mode, sampling, beliefs, calibrate, calibrate_above)
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
@@ -82,10 +87,11 @@ class RawNetworkAgent:
         self.mode = settings.mode
         self.sampling = settings.sampling
         self.calibrate = settings.calibrate
+        self.calibrate_above = settings.calibrate_above
         # The full player's sampling methods, as plain draws of num_deals deals.
         self._draw = None if self.sampling == "marginals" else SamplingConfig(
             method=self.sampling, num_deals=self.num_deals, beliefs=settings.beliefs,
-            calibrate=settings.calibrate)
+            calibrate=settings.calibrate, calibrate_above=settings.calibrate_above)
         self.beliefs = load_belief(settings.beliefs) if self.sampling in BELIEF_SAMPLINGS else None
         self.needs_deal = self.sampling.startswith("oracle")  # evaluation only
         self._deal = None
@@ -121,7 +127,8 @@ class RawNetworkAgent:
     def _marginal_root(self, view: InfoView) -> tuple[StateBatch, np.ndarray]:
         """The view as one state whose other hands are empty (only its public part and the
         viewer's own hand are read) and what the viewer knows of every hand: [1, 52, 4]."""
-        holders = view_holders(view, self.beliefs.probabilities(view), self.calibrate)
+        holders = view_holders(view, self.beliefs.probabilities(view), self.calibrate,
+                               self.calibrate_above)
         hands = np.zeros((1, 4), dtype=np.uint64)
         hands[0, view.seat] = view.hand
         return StateBatch.from_view(view, hands), holders[None]

@@ -11,8 +11,14 @@ nothing needs correcting: every draw is an exact, equally weighted draw from the
 `calibrate` fits the weights so that the constrained model's marginals equal the belief's own
 (iterative proportional fitting): the network's per-card softmax knows nothing of the exact hand
 sizes, the product model does, so the fitted model is the deal distribution closest to the belief
-that respects them. With all weights 1 the model is the exact uniform distribution over consistent
-deals, which sampling/uniform.py draws; the tests check both against brute-force enumeration.
+that respects them. Late in a hand the fitting over-sharpens: with few cards unseen the exact
+sizes already carry most of what is known, and forcing the network's marginals onto them makes a
+confident wrong guess certain (held-out log-loss above the uniform prior at tricks 12-13, where
+the plain product model is below it). `fitted_weights` can therefore fit only while more than
+`calibrate_above` cards are unseen; the player does not by default, because doing so from trick
+9 on played worse although it scores the cards better. With all weights 1 the model is the
+exact uniform distribution over consistent deals, which sampling/uniform.py draws; the tests check
+both against brute-force enumeration.
 
 `sample_belief` is what the player's `sampling.method=belief` draws (sampling/stratified.py
 draw): stratified on important cards, each stratum weighted by its probability under the belief
@@ -225,6 +231,21 @@ def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndar
     return w
 
 
+def fitted_weights(weights, sizes, iterations: int = 20, above: int = 0) -> np.ndarray:
+    """The weights the sampler draws from: `calibrate`d when `iterations` > 0 and more than
+    `above` cards are unseen, else `weights` as they are (the constrained product).
+
+    Args:
+        weights: [U, 3] the belief's cells (view_weights).
+        sizes: (3,) hand sizes of the other seats, summing to U.
+        iterations: fitting passes toward the belief's marginals (0: never fit).
+        above: fit only when U > above (0: whenever a card is unseen).
+    """
+    if iterations > 0 and len(weights) > above:
+        return calibrate(weights, sizes, iterations)
+    return weights
+
+
 def view_weights(view: InfoView, probabilities: np.ndarray):
     """The sampling problem of `view` with a belief.
 
@@ -251,7 +272,7 @@ def view_weights(view: InfoView, probabilities: np.ndarray):
 
 
 def view_holders(view: InfoView, probabilities: np.ndarray,
-                 calibrate_iterations: int = 20) -> np.ndarray:
+                 calibrate_iterations: int = 20, calibrate_above: int = 0) -> np.ndarray:
     """[52, 4] float64: where each card lies as `view`'s seat knows it, per absolute seat.
 
     The seat's own hand is 1 at its seat, a played card 0 everywhere, and each unseen card gets
@@ -265,19 +286,20 @@ def view_holders(view: InfoView, probabilities: np.ndarray,
         view: the viewing seat's information.
         probabilities: [52, 4] the belief, per card and absolute seat (the belief network's).
         calibrate_iterations: fitting passes toward the belief's marginals (0: its product).
+        calibrate_above: fit only while more than this many cards are unseen (fitted_weights).
     """
     cards, sizes, others, weights = view_weights(view, probabilities)
     out = np.zeros((52, 4))
     out[[c for c in range(52) if view.hand >> c & 1], view.seat] = 1.0
     if len(cards):
-        if calibrate_iterations > 0:
-            weights = calibrate(weights, sizes, calibrate_iterations)
+        weights = fitted_weights(weights, sizes, calibrate_iterations, calibrate_above)
         out[np.ix_(cards, list(others))] = marginals(weights, sizes)
     return out
 
 
 def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[int, ...],
-                  per_stratum: int, rng: np.random.Generator, calibrate_iterations: int = 20):
+                  per_stratum: int, rng: np.random.Generator, calibrate_iterations: int = 20,
+                  calibrate_above: int = 0):
     """Deals of `view`'s unseen cards from a belief: `per_stratum` deals in each placement of the
     `important` cards that the belief allows, each stratum weighted by its probability under the
     (calibrated) belief; with no important cards, `per_stratum` equally weighted draws. Never an
@@ -292,6 +314,7 @@ def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[in
         rng: the random source of the draws.
         calibrate_iterations: fitting passes toward the belief's marginals under the exact hand
             sizes (`calibrate`; 0: the belief's product as it is).
+        calibrate_above: fit only while more than this many cards are unseen (fitted_weights).
 
     Returns:
         (owners [D, 52] int8, weights [D] summing to 1, stratum [D], strata [S, k] absolute
@@ -300,8 +323,7 @@ def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[in
     if per_stratum < 1:
         raise ValueError(f"per_stratum must be >= 1, got {per_stratum}")
     cards, sizes, others, weights = view_weights(view, probabilities)
-    if calibrate_iterations > 0 and len(cards):
-        weights = calibrate(weights, sizes, calibrate_iterations)
+    weights = fitted_weights(weights, sizes, calibrate_iterations, calibrate_above)
     important = tuple(important)
     where = np.searchsorted(cards, important).astype(np.int64)
     patterns, log_z = [], []

@@ -51,10 +51,15 @@ from scrofazero.nn.belief import (
 )
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.sampling.belief import MIN_WEIGHT, calibrate, marginals
+from scrofazero.sampling.belief import MIN_WEIGHT, fitted_weights, marginals
 from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.oracle import DECIDING
+from scrofazero.sampling.stratified import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, sample_owners
+
+# The report's alternative to the player's fitting: calibrated only while more than this many cards
+# are unseen (tricks 1-8), the plain product after (sampling.calibrate_above).
+FIT_EARLY = 15
 
 # The players of the data, by name: the registry's player and its settings, spelled out so that
 # a kind plays the same whatever the players' defaults become.
@@ -414,10 +419,12 @@ def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
     return constrained(p, allowed.astype(np.float64), fit=False)
 
 
-def constrained(p: Positions, cells: np.ndarray, fit: bool = True) -> np.ndarray:
+def constrained(p: Positions, cells: np.ndarray, fit: bool = True,
+                above: int = SamplingConfig.calibrate_above) -> np.ndarray:
     """[B, 52, 3] marginals of the deals the sampler draws: the constrained product model of
-    `cells` [B, 52, 3] under each position's hand sizes, calibrated to `cells` when `fit`
-    (sampling/belief.py; the distribution `sampling.method=belief` draws from)."""
+    `cells` [B, 52, 3] under each position's hand sizes, calibrated to `cells` when `fit` and
+    more than `above` cards are unseen (sampling/belief.py fitted_weights; with the defaults the
+    distribution `sampling.method=belief` draws from)."""
     allowed = cells > 0
     out = np.zeros(allowed.shape)
     for row in range(len(p)):
@@ -429,7 +436,8 @@ def constrained(p: Positions, cells: np.ndarray, fit: bool = True) -> np.ndarray
         for j in range(3):
             sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
         w = cells[row, cards]
-        out[row, cards] = marginals(calibrate(w, sizes) if fit else w, sizes)
+        out[row, cards] = marginals(fitted_weights(w, sizes, SamplingConfig.calibrate if fit else 0,
+                                                         above), sizes)
     return out
 
 
@@ -437,9 +445,10 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
     exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
     player holding the card. logloss_belief scores the network's own per-card softmax;
-    logloss_sampled the marginals of the deals the sampler draws from it calibrated under the
-    exact hand sizes (`calibrate` > 0); logloss_product those of the constrained product of its
-    probabilities as they are (`calibrate=0`)."""
+    logloss_sampled the marginals of the deals the player draws from it (the default settings:
+    calibrated under the exact hand sizes); logloss_fit_early those calibrated only while more
+    than 15 cards are unseen, the product later (`calibrate_above=15`); logloss_product those of
+    the constrained product of its probabilities as they are (`calibrate=0`)."""
     records = load_shards(data)
     _, val_g = split(records, val_fraction)
     val_g = val_g[:games]
@@ -451,11 +460,13 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     prior = uniform_prior(p, allowed)
     cells = np.where(allowed, np.maximum(probs, MIN_WEIGHT), 0.0)
     fitted = constrained(p, cells)
+    early = constrained(p, cells, above=FIT_EARLY)
     product = constrained(p, cells, fit=False)
     rows, cards = np.nonzero(target >= 0)
     t = target[rows, cards]
     ll_net = -np.log(np.maximum(probs[rows, cards, t], 1e-12))
     ll_fit = -np.log(np.maximum(fitted[rows, cards, t], 1e-12))
+    ll_early = -np.log(np.maximum(early[rows, cards, t], 1e-12))
     ll_prod = -np.log(np.maximum(product[rows, cards, t], 1e-12))
     ll_uni = -np.log(np.maximum(prior[rows, cards, t], 1e-12))
     uncertain = allowed[rows, cards].sum(axis=1) > 1
@@ -473,6 +484,7 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
             return {"cards": 0}
         return {"cards": n, "logloss_belief": float(ll_net[sel].mean()),
                 "logloss_sampled": float(ll_fit[sel].mean()),
+                "logloss_fit_early": float(ll_early[sel].mean()),
                 "logloss_product": float(ll_prod[sel].mean()),
                 "logloss_uniform": float(ll_uni[sel].mean()),
                 "accuracy_belief": float(acc_net[sel].mean()),

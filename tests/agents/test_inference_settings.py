@@ -88,18 +88,31 @@ def test_raw_player_belief_deals_are_consistent(belief_file):
         assert agent.act(view, np.random.default_rng(seed)) in view.legal_actions()
 
 
-@pytest.mark.parametrize("calibrate", [0, 20])
-def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate):
+@pytest.mark.parametrize("calibrate,above,plies", [(0, 15, 17), (20, 15, 17), (20, 15, 40),
+                                                   (20, 0, 40)])
+def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate, above, plies):
     agent = make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file,
-                       calibrate=calibrate)
-    state = position(4, 17)
+                       calibrate=calibrate, calibrate_above=above)
+    state = position(4, plies)
     view = state.view(state.current_player)
     owners = sample_belief(view, agent.beliefs.probabilities(view), (), 5,
-                           np.random.default_rng(7), calibrate)[0]
+                           np.random.default_rng(7), calibrate, above)[0]
     np.testing.assert_array_equal(agent._hands(view, np.random.default_rng(7)),
                                   owners_to_hands(owners))
-    with pytest.raises(ValueError, match="calibrate"):
-        make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file, calibrate=-1)
+    for bad in ({"calibrate": -1}, {"calibrate_above": -1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file, **bad)
+    with pytest.raises(ValueError, match="calibrate_above"):
+        SamplingConfig(method="belief", calibrate_above=-1)
+
+
+def test_raw_player_calibrate_above_changes_the_late_deals(belief_file):
+    state = position(4, 40)  # 9 cards unseen
+    view = state.view(state.current_player)
+    hands = [make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file,
+                        calibrate_above=above)._hands(view, np.random.default_rng(7))
+             for above in (0, 15)]
+    assert not np.array_equal(hands[0], hands[1])
 
 
 @pytest.mark.parametrize("calibrate", [0, 20])

@@ -58,7 +58,8 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     assert kwargs["greed"] == {"num_samples": 7} and "if" not in kwargs
     assert checkpoint == cfg.checkpoint
     assert kwargs["raw"] == {"num_deals": 3, "mode": "policy", "sampling": "belief",
-                             "beliefs": "", "calibrate": 20, "checkpoint": checkpoint}
+                             "beliefs": "", "calibrate": 20, "calibrate_above": 0,
+                             "checkpoint": checkpoint}
     assert kwargs["scrofazero"]["sampling"].per_stratum == 1
     assert set(kwargs["scrofazero"]) == {"search", "sampling", "weighting", "precision",
                                          "checkpoint"}

@@ -8,7 +8,7 @@ never break a hand size or a shown void, pin each stratum's important cards, wei
 belief and reproduce from a seed; a zero belief cell of an allowed seat cannot rule a deal out;
 a view's holders are 1 for its own hand, 0 for played cards and the calibrated model's marginals
 for the unseen cards (each card's row sums to 1, each other seat's column to its hand size, a
-shown void gets 0).
+shown void gets 0); with `calibrate_above` the fitting applies only while more cards are unseen.
 """
 
 import itertools
@@ -20,9 +20,11 @@ import pytest
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.sampling.belief import (
     calibrate,
+    fitted_weights,
     log_partition,
     marginals,
     sample,
+    sample_belief,
     view_holders,
     view_weights,
 )
@@ -203,3 +205,34 @@ def test_view_holders_are_the_calibrated_marginals():
         assert np.all(holders[13 * suit:13 * suit + 13, seat] == 0)
     plain = view_holders(view, belief, calibrate_iterations=0)
     np.testing.assert_allclose(plain[np.ix_(cards, others)], marginals(weights, sizes))
+
+
+def test_fitting_applies_only_while_many_cards_are_unseen():
+    rng = np.random.default_rng(5)
+    w = rng.random((6, 3)) + 0.05
+    sizes = (2, 2, 2)
+    fitted = calibrate(w, sizes, 20)
+    assert not np.allclose(fitted / fitted.sum(axis=1, keepdims=True),
+                           w / w.sum(axis=1, keepdims=True))  # so the cases below differ
+    np.testing.assert_array_equal(fitted_weights(w, sizes, 20, above=6), w)  # 6 unseen: product
+    np.testing.assert_array_equal(fitted_weights(w, sizes, 20, above=5), fitted)
+    np.testing.assert_array_equal(fitted_weights(w, sizes, 20, above=0), fitted)
+    np.testing.assert_array_equal(fitted_weights(w, sizes, 0, above=0), w)  # never fitted
+
+
+def test_with_calibrate_above_late_deals_are_the_product_model():
+    _, view = midgame(1, 36)  # 12 cards unseen: not more than calibrate_above=15
+    belief = random_belief(view, np.random.default_rng(3))
+    cards, sizes, others, weights = view_weights(view, belief)
+    assert SamplingConfig.calibrate_above == 0 and 0 < len(cards) <= 15
+    late = view_holders(view, belief, calibrate_above=15)
+    np.testing.assert_allclose(late[np.ix_(cards, others)], marginals(weights, sizes))
+    default = view_holders(view, belief)  # fitted at every trick
+    np.testing.assert_allclose(default[np.ix_(cards, others)],
+                               marginals(calibrate(weights, sizes), sizes))
+    assert not np.allclose(default, late)
+    draws = [sample_belief(view, belief, (), 50, np.random.default_rng(9), 20, above)[0]
+             for above in (15, 0)]
+    np.testing.assert_array_equal(
+        draws[0], sample_belief(view, belief, (), 50, np.random.default_rng(9), 0)[0])
+    assert not np.array_equal(draws[0], draws[1])
