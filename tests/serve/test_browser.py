@@ -604,6 +604,7 @@ def test_the_small_things_a_person_meets_in_one_hand(server, browser):
             break
         time.sleep(0.1)
     second.goto(f"{server.url}?replay={made['game_id']}")
+    expect(second.get_by_test_id("replay-ply")).to_have_text("move 0 / 52", timeout=20_000)
     second.get_by_test_id("replay-slider").fill("52")
     expect(second.get_by_test_id("replay-ply")).to_have_text("move 52 / 52", timeout=20_000)
     shown = second.get_by_test_id("replay").inner_text()
@@ -676,6 +677,8 @@ def test_the_table_looks_like_a_card_table(server, page):
     expect(page.get_by_test_id("thinking-title")).to_contain_text("Move ")
     game_id = finished_id(page)
     page.goto(f"{server.url}?replay={game_id}")
+    # the slider is filled only once the replay has loaded, or the fill is lost to the load
+    expect(page.get_by_test_id("replay-ply")).to_have_text("move 0 / 52", timeout=20_000)
     page.get_by_test_id("replay-slider").fill("10")
     expect(page.get_by_test_id("replay-ply")).to_have_text("move 10 / 52")
     shown = page.get_by_test_id("replay").inner_text()
