@@ -1512,6 +1512,7 @@
     const select = $('rp-hand');
     select.hidden = !match;
     select.replaceChildren(...hands.map((h, i) => el('option', { value: i }, `hand ${i + 1} (game ${h.id})`)));
+    $('rp-slider').disabled = $('rp-hand').disabled = false; // renderReplay sets the buttons
     replayHand(0, 0);
   }
 
