@@ -15,6 +15,10 @@ Parts (each deterministic: seeded, one worker, timing left out):
   server  a seeded all-bot table (Mr. Greed and Mr. Random) at the table server: its record
           (deal, leader, each move's seat and card, scores), hashed
   fish    a seeded 6-player Fish game of `logic` against `random`: its events and score, hashed
+  inference  the players' ways of drawing deals on 8 deals x 2 (the full player's default, the
+          raw player with uniform, belief and oracle_important deals): per-deal values; and the
+          card-location network's pipeline at toy size: 8 generated games (shard hash), a seeded
+          fit of a small network (weights hash) and its report on those games
 Writes the JSON to --out (default: print only); compare two with `diff`.
 """
 
@@ -36,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-PARTS = ("matrix", "wpg", "train", "server", "fish")
+PARTS = ("matrix", "wpg", "train", "server", "fish", "inference")
 TIMING = ("eval_seconds", "train_minutes")  # wall time: not behaviour
 DEALS = 64
 
@@ -217,6 +221,42 @@ def part_fish() -> dict:
         out[f"players_{n}"] = {"sha256": sha(record), "score": record["score"],
                                "moves": len(events)}
     return out
+
+
+INFERENCE_DEALS = 8
+
+
+def part_inference() -> dict:
+    out = {}
+    shipped = f"checkpoint={ROOT / 'models' / 'scrofazero.pt'}"
+    rows = {"full": [], "raw_uniform": ["player=raw", "raw.sampling=uniform"],
+            "raw_belief": ["player=raw", "raw.sampling=belief"],
+            "raw_oracle_important": ["player=raw", "raw.sampling=oracle_important"]}
+    for name, overrides in rows.items():
+        result = evaluate_json("--wpg", shipped, f"deals={INFERENCE_DEALS}", *overrides)
+        out[name] = {k: result[k] for k in ("wpg", "values", "settings")}
+    out["belief_pipeline"] = _belief_pipeline()
+    return out
+
+
+def _belief_pipeline() -> dict:
+    """Generate 8 games, fit a small network on them for a few steps, report on them."""
+    from scrofazero.nn.belief import load_belief
+    from scrofazero.train import belief as pipeline
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        mix = "greed:raw=1,belief_raw:if=1,random:greed=1"
+        pipeline.generate(tmp / "games", 8, mix, seed=5, shard_games=4, progress=False,
+                          checkpoint=str(ROOT / "models" / "scrofazero.pt"))
+        shards = {p.name: sha(p.read_bytes()) for p in sorted((tmp / "games").glob("*.npz"))}
+        torch.manual_seed(0)
+        pipeline.fit([tmp / "games"], tmp / "net.pt", hidden=32, num_blocks=1, epochs=1.0,
+                     batch=64, lr=1e-3, val_fraction=0.3, seed=3, progress=False)
+        net = tensors_sha(load_belief(tmp / "net.pt").net.state_dict())
+        report = pipeline.report([tmp / "games"], tmp / "net.pt", games=8, val_fraction=0.3)
+        return {"shards": shards, "net_sha256": net, "report_sha256": sha(report),
+                "report_all": report["all"]}
 
 
 def main() -> None:
