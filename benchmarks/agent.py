@@ -30,7 +30,7 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.iec import IECConfig, effective_sample_size
-from scrofazero.sampling.stratified import SamplingConfig
+from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.search.mcts import MCTSConfig
 
 ORIGINAL_SECONDS = 4.7  # original full agent per game, no weighting (docs/rules.md section 15)

@@ -34,15 +34,15 @@ belief="scrofazero.sampling.method=belief scrofazero.sampling.num_deals=18"
 belief="$belief scrofazero.sampling.beliefs=$beliefs"
 row full_belief $belief $no_iec
 row full_uniform scrofazero.sampling.method=uniform scrofazero.sampling.num_deals=18 $no_iec
-row raw_belief player=raw raw.sampling=belief raw.beliefs="$beliefs"
+row raw_belief player=raw raw.sampling.method=belief raw.sampling.beliefs="$beliefs"
 # Robustness: the stratified player with IEC (the default before the belief network) and the
 # belief player against other opponents than Mr. Greed, so that a gain over Greed alone does not
 # pass for a general one.
 for opp in if random raw; do
     DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_default" opponent=$opp \
-        scrofazero.sampling.method=stratified scrofazero.weighting.enabled=true raw.sampling=uniform
+        scrofazero.sampling.method=stratified scrofazero.weighting.enabled=true raw.sampling.method=uniform
     DEALS=${ROBUST_DEALS:-128} row "robust_${opp}_belief" opponent=$opp $belief $no_iec \
-        raw.sampling=uniform
+        raw.sampling.method=uniform
 done
 row full_oracle_important scrofazero.sampling.method=oracle_important \
     scrofazero.sampling.num_deals=18 $no_iec

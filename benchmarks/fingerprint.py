@@ -229,9 +229,9 @@ INFERENCE_DEALS = 8
 def part_inference() -> dict:
     out = {}
     shipped = f"checkpoint={ROOT / 'models' / 'scrofazero.pt'}"
-    rows = {"full": [], "raw_uniform": ["player=raw", "raw.sampling=uniform"],
-            "raw_belief": ["player=raw", "raw.sampling=belief"],
-            "raw_oracle_important": ["player=raw", "raw.sampling=oracle_important"]}
+    rows = {"full": [], "raw_uniform": ["player=raw", "raw.sampling.method=uniform"],
+            "raw_belief": ["player=raw", "raw.sampling.method=belief"],
+            "raw_oracle_important": ["player=raw", "raw.sampling.method=oracle_important"]}
     for name, overrides in rows.items():
         result = evaluate_json("--wpg", shipped, f"deals={INFERENCE_DEALS}", *overrides)
         out[name] = {k: result[k] for k in ("wpg", "values", "settings")}
@@ -242,21 +242,24 @@ def part_inference() -> dict:
 def _belief_pipeline() -> dict:
     """Generate 8 games, fit a small network on them for a few steps, report on them."""
     from scrofazero.nn.belief import load_belief
-    from scrofazero.train import belief as pipeline
+    from scrofazero.train.belief_report import report
+    from scrofazero.train.hidden_games import generate
+    from scrofazero.train.inference_fit import TASKS, InferenceFitConfig, fit
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         mix = "greed:raw=1,belief_raw:if=1,random:greed=1"
-        pipeline.generate(tmp / "games", 8, mix, seed=5, shard_games=4, progress=False,
-                          checkpoint=str(ROOT / "models" / "scrofazero.pt"))
+        generate(tmp / "games", 8, mix, seed=5, shard_games=4, progress=False,
+                 checkpoint=str(ROOT / "models" / "scrofazero.pt"))
         shards = {p.name: sha(p.read_bytes()) for p in sorted((tmp / "games").glob("*.npz"))}
-        torch.manual_seed(0)
-        pipeline.fit([tmp / "games"], tmp / "net.pt", hidden=32, num_blocks=1, epochs=1.0,
-                     batch=64, lr=1e-3, val_fraction=0.3, seed=3, progress=False)
+        settings = InferenceFitConfig(data=[str(tmp / "games")], hidden=32, num_blocks=1,
+                                      epochs=1.0, batch=64, lr=1e-3, val_fraction=0.3,
+                                      dropout=0.0, weight_decay=0.0)
+        fit(settings, TASKS["belief"], 3, tmp / "net.pt")
         net = tensors_sha(load_belief(tmp / "net.pt").net.state_dict())
-        report = pipeline.report([tmp / "games"], tmp / "net.pt", games=8, val_fraction=0.3)
-        return {"shards": shards, "net_sha256": net, "report_sha256": sha(report),
-                "report_all": report["all"]}
+        result = report([tmp / "games"], tmp / "net.pt", games=8, val_fraction=0.3)
+        return {"shards": shards, "net_sha256": net, "report_sha256": sha(result),
+                "report_all": result["all"]}
 
 
 def main() -> None:

@@ -17,13 +17,19 @@ same first --deals standard deals with the same seed, so the per-deal values pai
   deals from the constrained product of its probabilities as they are, not fitted to its
   per-card marginals (`calibrate=0`); belief_fit_early: fitted only while more than 15 cards
   are unseen, the plain product from trick 9 on (`calibrate_above=15`);
+- policy: worlds proposed by the belief, weighed by the behaviour network's probability of every
+  play seen (models/behaviour.pt; sampling/particles.py), the deals drawn from them;
+- posterior: the same weighed by Mr. Greed's own program, the opponents' true play
+  probabilities (the posterior ceiling: evaluation only);
 - oracle_important: the holders of SQ, DJ, C10, AH, KH, QH, JH told, the rest uniform;
 - oracle: the true deal alone (the ceiling; evaluation only).
 
-For each row: WPG, its standard error, seconds per game, the paired difference from `uniform`
-and from the family's previous default with standard errors, and the share of the headroom
-recovered = (row - uniform) / (oracle - uniform). Measurements are stored per row in --out-dir
-and reused when the network, the belief file, the deals, the seed and the overrides are the same.
+For each row: WPG, its standard error, seconds per game, the paired differences from `uniform`,
+from the family's default before the belief network and from `belief` (today's default) with
+standard errors, and the share of each ceiling's headroom recovered = (row - uniform) /
+(oracle - uniform) and (row - uniform) / (posterior - uniform). Measurements are stored per row
+in --out-dir and reused when the network, the belief and behaviour files (rows that use them),
+the deals, the seed and the overrides are the same.
 """
 
 from __future__ import annotations
@@ -44,21 +50,25 @@ from dataclasses import asdict  # noqa: E402
 
 from scrofazero.agents.raw_net import RawSettings  # noqa: E402
 from scrofazero.atomic import write_json_atomic  # noqa: E402
-from scrofazero.nn.belief import SHIPPED_BELIEF  # noqa: E402
+from scrofazero import shipped  # noqa: E402
 from scrofazero.nn.checkpoint import file_sha256  # noqa: E402
-from scrofazero.sampling.stratified import SamplingConfig  # noqa: E402
+from scrofazero.sampling.sampler import SamplingConfig  # noqa: E402
 
 FULL_DEALS = "scrofazero.sampling.num_deals=18"  # the default's 18 deals for the unstratified rows
 NO_IEC = "scrofazero.weighting.enabled=false"
 IEC = "scrofazero.weighting.enabled=true"
 ROWS = {
     "raw": {
-        "uniform": ["player=raw", "raw.sampling=uniform"],
-        "belief": ["player=raw", "raw.sampling=belief"],
-        "belief_plain": ["player=raw", "raw.sampling=belief", "raw.calibrate=0"],
-        "belief_fit_early": ["player=raw", "raw.sampling=belief", "raw.calibrate_above=15"],
-        "oracle_important": ["player=raw", "raw.sampling=oracle_important"],
-        "oracle": ["player=raw", "raw.sampling=oracle", "raw.num_deals=1"],
+        "uniform": ["player=raw", "raw.sampling.method=uniform"],
+        "belief": ["player=raw", "raw.sampling.method=belief"],
+        "belief_plain": ["player=raw", "raw.sampling.method=belief",
+                         "raw.sampling.calibrate=0"],
+        "belief_fit_early": ["player=raw", "raw.sampling.method=belief",
+                             "raw.sampling.calibrate_above=15"],
+        "policy": ["player=raw", "raw.sampling.method=policy"],
+        "posterior": ["player=raw", "raw.sampling.method=posterior"],
+        "oracle_important": ["player=raw", "raw.sampling.method=oracle_important"],
+        "oracle": ["player=raw", "raw.sampling.method=oracle", "raw.sampling.num_deals=1"],
     },
     "full": {
         "uniform": ["scrofazero.sampling.method=uniform", FULL_DEALS, NO_IEC],
@@ -71,6 +81,8 @@ ROWS = {
                              "scrofazero.sampling.calibrate_above=15"],
         "belief_stratified": ["scrofazero.sampling.method=belief_stratified", NO_IEC],
         "belief_iec": ["scrofazero.sampling.method=belief", FULL_DEALS, IEC],
+        "policy": ["scrofazero.sampling.method=policy", FULL_DEALS, NO_IEC],
+        "posterior": ["scrofazero.sampling.method=posterior", FULL_DEALS, NO_IEC],
         "oracle_important": ["scrofazero.sampling.method=oracle_important", FULL_DEALS, NO_IEC],
         "oracle": ["scrofazero.sampling.method=oracle", "scrofazero.sampling.num_deals=1",
                    NO_IEC],
@@ -83,9 +95,14 @@ def measurement_key(overrides: list[str], args) -> str:
     """What a stored row must match to be reused: the network's bytes, the belief file's bytes
     (rows that use it), the deals, the seed, the overrides and the players' defaults (a row
     measured before a default changed is measured again)."""
-    uses_belief = any("belief" in o for o in overrides)
+    weighed = any(m in o for o in overrides for m in ("policy", "posterior"))
+    uses_belief = weighed or any("belief" in o for o in overrides)
     beliefs = file_sha256(args.beliefs) if uses_belief and Path(args.beliefs).is_file() else None
+    uses_behaviour = any("policy" in o for o in overrides)
+    behaviour = (file_sha256(args.behaviour) if uses_behaviour and Path(args.behaviour).is_file()
+                 else None)
     what = json.dumps({"checkpoint": file_sha256(args.checkpoint), "beliefs": beliefs,
+                       "behaviour": behaviour,
                        "deals": args.deals, "seed": args.seed,
                        "overrides": sorted(overrides),
                        "defaults": {"raw": asdict(RawSettings()),
@@ -96,7 +113,8 @@ def measurement_key(overrides: list[str], args) -> str:
 def run_row(family: str, name: str, overrides: list[str], args) -> dict:
     out = Path(args.out_dir) / f"{family}_{name}_{measurement_key(overrides, args)}.json"
     if not out.is_file():
-        beliefs = [f"scrofazero.sampling.beliefs={args.beliefs}", f"raw.beliefs={args.beliefs}"]
+        beliefs = [f"{p}.sampling.{k}={v}" for p in ("scrofazero", "raw")
+                   for k, v in (("beliefs", args.beliefs), ("behaviour", args.behaviour))]
         cmd = [sys.executable, str(ROOT / "evaluate.py"), "--wpg",
                f"checkpoint={args.checkpoint}", f"deals={args.deals}", f"workers={args.workers}",
                f"seed={args.seed}", "progress=false", f"out={out}", *beliefs, *overrides]
@@ -106,18 +124,26 @@ def run_row(family: str, name: str, overrides: list[str], args) -> dict:
 
 def table(family: str, results: dict) -> list[dict]:
     base = results["uniform"]["values"]
-    top = results.get("oracle")
     rows = []
     for name, res in results.items():
         gain, gain_se = paired(res["values"], base)
         prev = results.get(BASELINE[family])
         vs_prev, vs_prev_se = paired(res["values"], prev["values"]) if prev else (None, None)
-        head = top["wpg"] - results["uniform"]["wpg"] if top else None
-        share = gain / head if head else None
+        belief = results.get("belief")
+        vs_belief, vs_belief_se = (paired(res["values"], belief["values"]) if belief
+                                   else (None, None))
+        shares = {}
+        for top in ("oracle", "posterior"):  # the share of each ceiling's headroom recovered
+            head = (results[top]["wpg"] - results["uniform"]["wpg"] if top in results
+                    else None)
+            shares[top] = gain / head if head else None
         rows.append({"family": family, "name": name, "wpg": res["wpg"], "stderr": res["stderr"],
                      "seconds_per_game": res["seconds_per_game"], "gain_over_uniform": gain,
                      "gain_stderr": gain_se, "vs_default": vs_prev, "vs_default_stderr":
-                     vs_prev_se, "headroom_share": share, "settings": res.get("settings")})
+                     vs_prev_se, "vs_belief": vs_belief, "vs_belief_stderr": vs_belief_se,
+                     "headroom_share": shares["oracle"],
+                     "posterior_headroom_share": shares["posterior"],
+                     "settings": res.get("settings")})
     return rows
 
 
@@ -146,7 +172,8 @@ def plot(rows: list[dict], path: Path, deals: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=str(ROOT / "models" / "scrofazero.pt"))
-    parser.add_argument("--beliefs", default=str(SHIPPED_BELIEF))
+    parser.add_argument("--beliefs", default=str(shipped.BELIEF))
+    parser.add_argument("--behaviour", default=str(shipped.BEHAVIOUR))
     parser.add_argument("--deals", type=int, default=16)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -174,13 +201,16 @@ def main() -> None:
         rows += table(family, results)
     print()
     for r in rows:
-        share = f"{r['headroom_share']:.2f}" if r["headroom_share"] is not None else "-"
-        vs = (f"{r['vs_default']:+6.1f} ({_num(r['vs_default_stderr'])})"
-              if r["vs_default"] is not None else "-")
+        share, post = (f"{r[k]:.2f}" if r[k] is not None else "-"
+                       for k in ("headroom_share", "posterior_headroom_share"))
+        vs, vs_b = (f"{r[k]:+6.1f} ({_num(r[k + '_stderr'])})" if r[k] is not None else "-"
+                    for k in ("vs_default", "vs_belief"))
         print(f"{r['family']:>4} {r['name']:>16}  WPG {r['wpg']:+7.1f} ({_num(r['stderr'])})  "
               f"over uniform {r['gain_over_uniform']:+6.1f} ({_num(r['gain_stderr'])})  "
-              f"vs default {vs}  share {share}  {r['seconds_per_game']:.2f} s/game")
-    payload = {"checkpoint": args.checkpoint, "beliefs": args.beliefs, "deals": args.deals,
+              f"vs old default {vs}  vs belief {vs_b}  share of oracle {share}, of posterior "
+              f"{post}  {r['seconds_per_game']:.2f} s/game")
+    payload = {"checkpoint": args.checkpoint, "beliefs": args.beliefs,
+               "behaviour": args.behaviour, "deals": args.deals,
                "seed": args.seed, "workers": args.workers, "rows": rows}
     if args.json:
         print(f"wrote {write_json_atomic(args.json, payload)}")

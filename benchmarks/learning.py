@@ -55,7 +55,7 @@ SEED = 0  # evaluate.py's seed of every measurement
 EVALUATE = {"player": "raw", "raw_mode": "value", "raw_deals": 5, "greed_samples": 20}
 # evaluate.py's names of those settings today (the recorded "inputs" keep the names above, so
 # that measurements made before the rename are still recognised as the same)
-SETTING_NAMES = {"raw_mode": "raw.mode", "raw_deals": "raw.num_deals",
+SETTING_NAMES = {"raw_mode": "raw.mode", "raw_deals": "raw.sampling.num_deals",
                  "greed_samples": "greed.num_samples"}
 
 
@@ -107,7 +107,7 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
                   f"workers={workers}", "progress=false", f"out={fresh}",
                   # the paper's uniform deals, as every recorded point was measured (the raw
                   # player's default is the belief network's deals, which would not compare)
-                  "raw.sampling=uniform"])
+                  "raw.sampling.method=uniform"])
     result = {**json.loads(fresh.read_text()), "inputs": inputs}
     write_json_atomic(out, result)
     fresh.unlink()

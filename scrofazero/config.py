@@ -40,6 +40,7 @@ from scrofazero.settings import (
     check_bounds,
     one_of,
 )
+from scrofazero.train.inference_fit import InferenceFitConfig
 from scrofazero.train.learner import VALUE_LOSSES
 from scrofazero.train.schedule import INFERENCE, PHASE_KEYS, PhaseConfig, check_schedule
 from scrofazero.train.selfplay import POLICY_TARGETS
@@ -50,6 +51,7 @@ Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
 Decay = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]  # an average's decay in [0, 1)
 DISTRIBUTED = ("none", "ray")
+LEARNERS = ("selfplay", "belief", "behaviour")  # what train.py game=gongzhu trains
 DEVICE_KINDS = ("cpu", "cuda", "mps")
 
 
@@ -191,6 +193,11 @@ class GongzhuTrainConfig(TrainRootConfig):
     search: MCTSConfig = field(default_factory=MCTSConfig)  # self-play search
     train: TrainConfig = field(default_factory=TrainConfig)  # optimisation and schedule
     experiment: str = "cpu"  # name of the preset that set these values
+    # what the run trains: selfplay (the policy/value network) | belief (the card-location
+    # network) | behaviour (the behaviour network), the last two on recorded games (inference.*)
+    learner: one_of(*LEARNERS) = "selfplay"
+    # learner=belief|behaviour: the fit's data and settings (train/inference_fit.py)
+    inference: InferenceFitConfig = field(default_factory=InferenceFitConfig)
 
 
 @dataclass

@@ -45,6 +45,7 @@ from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.runner import evaluate_tiny_crew
 from scrofazero.tiny_crew.train import run_tiny_crew_training
 from scrofazero.train.distributed import run_training_ray
+from scrofazero.train.inference_fit import run_inference_fit
 from scrofazero.train.loop import run_training as train_gongzhu
 
 # What a user can cause and fix: bad values, missing/corrupt/unwritable files (CheckpointError,
@@ -57,12 +58,16 @@ COMPOSE_ERRORS = (HydraException, OmegaConfBaseException)
 GONGZHU_GROUPS = ("model", "search", "train", "experiment")  # configs/train_root/gongzhu.yaml
 
 # evaluate.py's mode flags (hydra takes key=value overrides only), a file given as model=PATH
-# (`model` names train.py's network group), and the flat names the players' settings had before
-# each player had its group (deprecated: each sets its group's setting, with a note).
+# (`model` names train.py's network group), and the names the players' settings had before
+# (flat before each player had its group; the raw player's sampling settings before they were
+# the sampler's group): deprecated, each sets today's setting, with a note.
 EVALUATE_FLAGS = {"--matrix": "mode=matrix", "--wpg": "mode=wpg"}
 EVALUATE_KEYS = {"model": "predictor"}
-DEPRECATED_KEYS = {"greed_samples": "greed.num_samples", "raw_deals": "raw.num_deals",
-                   "raw_mode": "raw.mode"}
+DEPRECATED_KEYS = {"greed_samples": "greed.num_samples", "raw_deals": "raw.sampling.num_deals",
+                   "raw_mode": "raw.mode", "raw.num_deals": "raw.sampling.num_deals",
+                   "raw.sampling": "raw.sampling.method", "raw.beliefs": "raw.sampling.beliefs",
+                   "raw.calibrate": "raw.sampling.calibrate",
+                   "raw.calibrate_above": "raw.sampling.calibrate_above"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,8 @@ class GameEntry:
 
 
 GAMES = {
-    "gongzhu": GameEntry(GameConfig, train_gongzhu, evaluate_gongzhu),
+    "gongzhu": GameEntry(GameConfig, lambda cfg: (train_gongzhu(cfg) if cfg.learner == "selfplay"
+                                                 else run_inference_fit(cfg)), evaluate_gongzhu),
     "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, evaluate_tiny_crew,
                            check_tiny_crew_inputs),
     "fish": GameEntry(FishConfig, run_fish_training, evaluate_fish, check_fish_inputs),
@@ -231,6 +237,9 @@ def _train(cfg):
     if cfg.distributed == "ray":
         if cfg.game.name != "gongzhu":
             raise ValueError(f"distributed=ray trains game=gongzhu only, not {cfg.game.name!r}")
+        if cfg.learner != "selfplay":
+            raise ValueError(f"distributed=ray trains by self-play only, not learner="
+                             f"{cfg.learner} (one process fits it)")
         return run_training_ray(cfg)
     return entry.train(cfg)
 

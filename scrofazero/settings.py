@@ -14,10 +14,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated
 
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -46,6 +49,28 @@ class GameConfig:
     here, below every game, so that a side game's options need none of the Gongzhu stack."""
 
     name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
+
+
+def setting_error(setting: str, problem: str) -> ValueError:
+    """ValueError('<setting> <problem>') with the two parts kept as attributes."""
+    err = ValueError(f"{setting} {problem}")
+    err.setting, err.problem = setting, problem
+    return err
+
+
+def renamed(err: ValueError, spelled: dict[str, str]) -> ValueError:
+    """`err` again with its setting named as in `spelled` (setting -> the user's name; a setting
+    of a group, `sampling.method`, by its group's name); an error that names no setting, or one
+    not in `spelled`, as it is."""
+    setting = getattr(err, "setting", None)
+    if not isinstance(setting, str):
+        return err
+    head, dot, rest = setting.partition(".")
+    if setting in spelled:
+        return setting_error(spelled[setting], err.problem)
+    if dot and head in spelled:
+        return setting_error(f"{spelled[head]}.{rest}", err.problem)
+    return err
 
 
 def at_most(bound: int, low: int = 1):
@@ -109,3 +134,36 @@ def _describe(error: dict, where: str) -> str:
 
 def _join(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
+
+
+def settings_from_argv(cls, argv: list[str]):
+    """A settings dataclass from `key=value` arguments, spelled as train.py's and evaluate.py's
+    (`games=512`, `data=[a,b]`, `mix='greed:greed=1'`), then checked by its declared bounds:
+    the command-line form of the module runners (`python -m scrofazero.train.hidden_games`).
+    ValueError naming the first bad or unknown setting.
+
+    Args:
+        cls: the settings dataclass; fields without a default must be given.
+        argv: the arguments after the module's name.
+    """
+    for arg in argv:
+        if "=" not in arg:
+            raise ValueError(f"argument {arg!r}: give settings as key=value (the settings are "
+                             f"{', '.join(f.name for f in dataclasses.fields(cls))})")
+    try:
+        composed = OmegaConf.merge(OmegaConf.structured(cls), OmegaConf.from_dotlist(argv))
+        settings = OmegaConf.to_object(composed)
+    except OmegaConfBaseException as err:
+        raise ValueError(" ".join(str(err).split("\n")[0].split())) from None
+    return check_bounds(settings, "")
+
+
+def run_module(cls, job, argv: list[str] | None = None) -> None:
+    """A module runner's main: job(settings_from_argv(cls, argv)); a bad setting, a missing or
+    damaged file ends the command with one line on stderr and exit status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        job(settings_from_argv(cls, argv))
+    except (ValueError, OSError) as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        sys.exit(2)

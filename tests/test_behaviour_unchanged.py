@@ -53,8 +53,12 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     # and the card-location network's file and calibration (used by method=belief only)
     assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
     assert now["sampling"].pop("calibrate_above") == 0
+    # and the settings of the methods that weigh worlds by the plays (unread by the others)
+    for key in ("proposals", "keep", "refresh_ess", "floor", "temperature", "prior",
+                "behaviour", "greed_draws"):
+        now["sampling"].pop(key)
     assert now == then
     assert full["values"] == BEFORE["wpg_full_16"]["values"][:4]
     raw = evaluate(tmp_path, "--wpg", "player=raw", f"checkpoint={SMALL}", "deals=4",
-                   "raw.sampling=uniform")
+                   "raw.sampling.method=uniform")
     assert raw["values"] == BEFORE["wpg_raw_16"]["values"][:4]

@@ -226,7 +226,8 @@ def test_bad_setting_with_two_workers_is_named(tmp_path):
 @pytest.mark.parametrize("setting, value, players, message", [
     ("greed.num_samples", 0, ["random", "greed"],
      "greed.num_samples must be a positive integer, got 0"),
-    ("raw.num_deals", 0, ["random", "raw"], "raw.num_deals must be a positive integer, got 0"),
+    ("raw.sampling.num_deals", 0, ["random", "raw"],
+     "raw.sampling.num_deals must be an integer >= 1, got 0"),
     ("raw.mode", "best", ["random", "raw"], "raw.mode must be one of value, policy, got 'best'"),
 ])
 def test_player_settings_are_named(setting, value, players, message):

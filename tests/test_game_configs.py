@@ -13,8 +13,10 @@ evaluate's `belief_opponent` (new, None = as before) and the player's
 `scrofazero.weighting.plays` (new, relevant = the paper's plays, as before) and
 `scrofazero.precision` (new, float32 = as before), and the
 long run's stored settings still allow it to resume. evaluate.py's players' settings are groups
-named after each player (`greed.num_samples`, `raw.num_deals`, `raw.mode`, `scrofazero.*`); the
-old flat names are deprecated aliases that set the same values. A command line hydra cannot
+named after each player (`greed.num_samples`, `raw.mode`, `raw.sampling.*`, `scrofazero.*`); the
+old names (flat, and the raw player's before its sampling settings were the sampler's group) are
+deprecated aliases that set the same values; train.py's `learner` and `inference` group are new
+(self-play by default). A command line hydra cannot
 compose (a value that cannot be converted to its field's type, an unknown setting or option)
 ends in one line naming it and exit status 2; an error inside a job is not mistaken for one.
 """
@@ -45,16 +47,24 @@ from scrofazero.config import (
 )
 from scrofazero.eval.runner import player_settings
 from scrofazero.runs import _flatten, settings_changes
+from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.train.state import ALWAYS_MAY_CHANGE
 
 BEFORE = json.loads((ROOT / "tests" / "data" / "configs_b0b7147.json").read_text())
 GONGZHU_GROUPS = ("model", "search", "train", "experiment")
-FLAT_NAMES = {"greed_samples": "greed.num_samples", "raw_deals": "raw.num_deals",
-              "raw_mode": "raw.mode"}
+FLAT_NAMES = {"greed_samples": "greed.num_samples", "raw_deals": "raw.sampling.num_deals",
+              "raw_mode": "raw.mode", "raw.num_deals": "raw.sampling.num_deals",
+              "raw.sampling": "raw.sampling.method", "raw.beliefs": "raw.sampling.beliefs",
+              "raw.calibrate": "raw.sampling.calibrate",
+              "raw.calibrate_above": "raw.sampling.calibrate_above"}
 # The full player's defaults that moved when its deals began to come from the card-location
 # network (18 deals drawn from it, no IEC weights); every other setting resolves as it did.
 PLAYER_DEFAULTS_MOVED = ["scrofazero.sampling.method", "scrofazero.sampling.num_deals",
                          "scrofazero.weighting.enabled"]
+# The sampling settings of the methods that weigh worlds by the plays (policy, posterior), new
+# since and unread by the other methods.
+WEIGHING = {"proposals": 64, "keep": 128, "refresh_ess": 16.0, "floor": 0.01,
+            "temperature": 1.0, "prior": "uniform", "behaviour": "", "greed_draws": 128}
 
 
 def resolved(name, *overrides) -> dict:
@@ -103,9 +113,11 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
         new["train"]["schedule"] = new["train"]["schedule"][:-2]
     assert settings_changes(old, new, PLAYER_DEFAULTS_MOVED) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
+    inference = {k for k in _flatten(new) if k.startswith("inference.")}  # the inference fits'
+    assert inference and new["learner"] == "selfplay"  # new since, self-play by default
     assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale",
                                                        "train.state_weights", "train.inference",
-                                                       "train.ema"}
+                                                       "train.ema", "learner", *inference}
     assert new["train"]["ema"] == 0.0  # new since, and off by default
     assert new["train"]["inference"] == "float32"  # new since, as before by default
     assert new["train"]["search_scale"] == 1.0  # new since, and off by default
@@ -135,16 +147,18 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             # the card-location network's file and calibration (used by method=belief only)
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
             assert now["sampling"].pop("calibrate_above") == 0  # fitted at every trick, as before
+            assert {k: now["sampling"].pop(k) for k in WEIGHING} == WEIGHING
             # changed since, when the belief became the default: 18 deals from the
             # card-location network, no IEC
             assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("belief", 18)
             assert now["weighting"]["enabled"] is False
             now["sampling"].update(method="stratified", num_deals=9)
             now["weighting"]["enabled"] = True
-        if name == "raw":  # new since: where the raw player's deals come from
-            assert now.pop("sampling") == "belief" and now.pop("beliefs") == ""
-            assert now.pop("calibrate") == 20  # the belief deals' calibration, as the full player's
-            assert now.pop("calibrate_above") == 0
+        if name == "raw":  # new since: where the raw player's deals come from, as a sampler's
+            sampling = now.pop("sampling")  # settings (num_deals moved into them)
+            assert (sampling["method"], sampling["beliefs"]) == ("belief", "")
+            assert (sampling["calibrate"], sampling["calibrate_above"]) == (20, 0)
+            now["num_deals"] = sampling["num_deals"]
         assert now == settings
     new = OmegaConf.to_container(cfg, resolve=True)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
@@ -155,7 +169,8 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
         "greed", "raw"}
     assert {k for k in added if k.startswith("scrofazero")} == {
         "scrofazero.weighting.plays", "scrofazero.precision", "scrofazero.sampling.beliefs",
-        "scrofazero.sampling.calibrate", "scrofazero.sampling.calibrate_above"}
+        "scrofazero.sampling.calibrate", "scrofazero.sampling.calibrate_above",
+        *(f"scrofazero.sampling.{k}" for k in WEIGHING)}
     assert new["belief_opponent"] is None and new["scrofazero"]["weighting"]["plays"] == "relevant"
     notes = capsys.readouterr().err.splitlines()
     assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]
@@ -169,21 +184,25 @@ def test_evaluates_player_groups_are_the_registrys_settings():
         assert player_spec(name).settings is settings
         assert getattr(EvaluateConfig(), name) == settings()
     assert not {"greed_samples", "raw_deals", "raw_mode"} & set(fields)
-    cfg = config("evaluate", "greed.num_samples=3", "raw.mode=policy", "raw.num_deals=2")
+    cfg = config("evaluate", "greed.num_samples=3", "raw.mode=policy",
+                 "raw.sampling.num_deals=2")
     assert player_settings(cfg, player_spec("greed")) == GreedSettings(3)
-    assert player_settings(cfg, player_spec("raw")) == RawSettings(2, "policy")
+    assert player_settings(cfg, player_spec("raw")) == RawSettings(
+        "policy", SamplingConfig(method="belief", num_deals=2))
 
 
 def test_evaluate_arguments_map_flags_and_aliases():
     assert entry.evaluate_arguments(
         ["--wpg", "model=m.pt", "raw_deals=3", "raw.mode=policy", "greed_samples=1,2",
          "-m", "deals=4"]) == [
-        "mode=wpg", "predictor=m.pt", "raw.num_deals=3", "raw.mode=policy",
+        "mode=wpg", "predictor=m.pt", "raw.sampling.num_deals=3", "raw.mode=policy",
         "greed.num_samples=1,2", "-m", "deals=4"]
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("raw.num_deals=0", "raw.num_deals must be a positive integer, got 0"),
+    ("raw.sampling.num_deals=0", "raw.sampling.num_deals must be an integer >= 1, got 0"),
+    ("raw.sampling.method=stratified", "raw.sampling.method must be one of uniform, belief, "
+     "marginals, oracle, oracle_important, policy, posterior, got 'stratified'"),
     ("raw.mode=best", "raw.mode must be one of value, policy, got 'best'"),
     ("greed.num_samples=-1", "greed.num_samples must be a positive integer, got -1"),
 ])

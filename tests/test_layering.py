@@ -30,6 +30,7 @@ LAYERS = [
     ("scrofazero.run_lock", 0),
     ("scrofazero.cluster", 0),  # Ray, imported only inside its functions
     ("scrofazero.settings", 0),  # what a setting may hold, and its check
+    ("scrofazero.shipped", 0),  # where the shipped networks lie
     ("scrofazero.games", 0),  # rules only
     ("scrofazero.search", 1),  # knows games only through its protocols
     ("scrofazero.runs", 1),  # the run harness every trainer runs under

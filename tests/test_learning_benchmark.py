@@ -96,7 +96,7 @@ def test_a_measurement_is_reused_only_for_the_same_inputs(tmp_path, monkeypatch)
     args = argparse.Namespace(games=[4], deals=3, workers=1)
     first = learning.measure(args, run)
     assert [c["checkpoint"] for c in calls] == [str(run / "games_0.pt"), str(run / "games_4.pt")]
-    assert {(c["deals"], c["seed"], c["player"], c["raw.num_deals"]) for c in calls} == {
+    assert {(c["deals"], c["seed"], c["player"], c["raw.sampling.num_deals"]) for c in calls} == {
         ("3", "0", "raw", "5")}
     assert first["wpg"] == [1.0, 2.0] and first["games"] == [0, 4]
     assert first["settings"] == {"train": {"lr": 5e-5}, "run": "r"}
@@ -117,7 +117,7 @@ def test_a_measurement_is_reused_only_for_the_same_inputs(tmp_path, monkeypatch)
 
     monkeypatch.setitem(learning.EVALUATE, "raw_deals", 9)  # other settings: both anew
     learning.measure(args, run)
-    assert len(calls) == 5 and {c["raw.num_deals"] for c in calls[3:]} == {"9"}
+    assert len(calls) == 5 and {c["raw.sampling.num_deals"] for c in calls[3:]} == {"9"}
     (run / "wpg_raw_games_0_deals_3.json").write_text('{"wpg": 0.0')  # torn: anew
     monkeypatch.setitem(learning.EVALUATE, "raw_deals", 5)
     learning.measure(args, run)

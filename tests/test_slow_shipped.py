@@ -1,6 +1,6 @@
 """The shipped network's recorded 1024-deal evaluation is reproduced exactly (marked slow).
 
-Invariants: `python evaluate.py --wpg player=raw raw.sampling=uniform
+Invariants: `python evaluate.py --wpg player=raw raw.sampling.method=uniform
 checkpoint=models/scrofazero.pt deals=1024` with the recorded seed gives, deal by deal, the
 values recorded in docs/figures/shipped_raw_1024.json (the model card's +28.4 (4.5)), and so
 the same WPG and standard error: the evaluation is deterministic and neither the network file,
@@ -25,7 +25,8 @@ def _command(recorded: dict, out: Path) -> list[str]:
     return [sys.executable, str(ROOT / "evaluate.py"), "--wpg", f"player={recorded['player']}",
             f"checkpoint={recorded['checkpoint']}", f"deals={recorded['deals']}",
             f"seed={recorded['seed']}", f"workers={WORKERS}", "progress=false", f"out={out}",
-            "raw.sampling=uniform"]  # the recorded run's deals (the raw default is belief since)
+            # the recorded run's deals (the raw default is belief since)
+            "raw.sampling.method=uniform"]
 
 
 @pytest.mark.slow

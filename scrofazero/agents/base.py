@@ -67,10 +67,11 @@ def decide(agent: Agent, view: InfoView, rng: np.random.Generator
 
 
 def check_real_game(agent: Agent, where: str = "a real game") -> None:
-    """Refuse a player that would see the true deal (an oracle sampling setting, evaluation
-    only) in `where`: a table, the protocol, an environment."""
-    if getattr(agent, "needs_deal", False):
+    """Refuse a player set for evaluation only (it would see the true deal, or use its
+    opponents' own program: its `evaluation_only` says why) in `where`: a table, the protocol,
+    an environment."""
+    why = getattr(agent, "evaluation_only", None)
+    if why:
         name = getattr(agent, "name", type(agent).__name__)
-        raise ValueError(f"player {name!r} is set to see the true deal (sampling oracle or "
-                         f"oracle_important): that is for evaluation only and is refused in "
-                         f"{where}")
+        raise ValueError(f"player {name!r} is set so that it {why}: that is for evaluation "
+                         f"only and is refused in {where}")

@@ -26,22 +26,37 @@ makes the same ones):
 - Last to play: one exact evaluation, no sampling; one legal card: played without sampling.
 - Units: all terms are multiples of 1/4 point, the kernel adds integers in quarter points, so
   scores and root ties are exact; among exactly tied best cards the rng picks uniformly.
+
+`play_probabilities` gives the chance of each legal card under this rule (exact when forced or
+last to play, else a bootstrap estimate over per-deal scores), for inference about the deal
+from Mr. Greed's observed plays.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from scrofazero.agents.greed_kernel import BASE_RELIEF, greed_scores_q
+from scrofazero.agents.greed_kernel import BASE_RELIEF, greed_sample_scores_q, greed_scores_q
 from scrofazero.agents.settings import check_positive
 from scrofazero.games.gongzhu.cards import BASE_VALUE, NUM_CARDS, SCORING_CARDS, SUIT_MASK
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.games.gongzhu.scoring import MID_SCORE_LIST, pile_scores
 from scrofazero.sampling.uniform import sample_owners
 
-__all__ = ["BASE_RELIEF", "GreedSettings", "MrGreed", "greed_scores", "points_to_come"]
+__all__ = [
+    "BASE_RELIEF",
+    "GreedPlayModel",
+    "GreedSettings",
+    "MrGreed",
+    "greed_models",
+    "greed_scores",
+    "play_probabilities",
+    "play_probability",
+    "points_to_come",
+]
 
 NO_OWNERS = np.full((0, NUM_CARDS), -1, dtype=np.int8)  # [0, 52] last to play: no samples
 _BASE_OF_BIT = np.array([BASE_VALUE[c] for c in SCORING_CARDS])  # [16]
@@ -54,8 +69,8 @@ def points_to_come(piles) -> float:
     return (-200 - sum(_PILE_BASE[p] for p in piles)) / 4
 
 
-def _scores_q(view: InfoView, legal: list[int], owners: np.ndarray) -> np.ndarray:
-    """Kernel call: per-card summed scores [K] in quarter points."""
+def _kernel_args(view: InfoView, legal: list[int]) -> tuple:
+    """Both kernels' arguments after `owners`: (seat, trick, hand, legal, bonus, ctx)."""
     played = 0
     for _, card in view.history:
         played |= 1 << card
@@ -79,9 +94,13 @@ def _scores_q(view: InfoView, legal: list[int], owners: np.ndarray) -> np.ndarra
     # valuation, 4 x points still to come, piles [4], mid-game pile values [4].
     ctx = np.array([view.leader, played & ~trick_mask, before0, s4q, *piles, *pv],
                    dtype=np.int64)  # [CTX_SIZE]
-    return greed_scores_q(owners, view.seat, np.array(view.trick, dtype=np.int64), view.hand,
-                          np.array(legal, dtype=np.int64), np.array(bonus, dtype=np.int64),
-                          ctx)
+    return (view.seat, np.array(view.trick, dtype=np.int64), view.hand,
+            np.array(legal, dtype=np.int64), np.array(bonus, dtype=np.int64), ctx)
+
+
+def _scores_q(view: InfoView, legal: list[int], owners: np.ndarray) -> np.ndarray:
+    """Kernel call: per-card summed scores [K] in quarter points."""
+    return greed_scores_q(owners, *_kernel_args(view, legal))
 
 
 def _check_owners(view: InfoView, owners) -> np.ndarray:
@@ -171,3 +190,114 @@ class MrGreed:
         if len(ties) == 1:
             return legal[int(ties[0])]
         return legal[int(ties[rng.integers(len(ties))])]
+
+
+def _tie_shares(scores: np.ndarray) -> np.ndarray:
+    """Per row of scores [..., K]: 1/t for each of the t exactly tied best cards, else 0."""
+    best = (scores == scores.max(axis=-1, keepdims=True)).astype(np.float64)
+    return best / best.sum(axis=-1, keepdims=True)
+
+
+def play_probabilities(view: InfoView, num_samples: int = 20, draws: int = 64,
+                       bootstraps: int = 256, rng: np.random.Generator | None = None
+                       ) -> tuple[list[int], np.ndarray]:
+    """Probability that Mr. Greed (with `num_samples` samples) plays each legal card.
+
+    Exact for a forced card and when last to play (Greed's exact scores, ties uniform).
+    Otherwise a bootstrap estimate: `draws` uniform deals are scored once per deal, then each of
+    `bootstraps` groups of `num_samples` of those deals (drawn with replacement) stands for one
+    decision of Greed: its argmax card gets credit 1 (1/t each for t exact ties), and the
+    credits are averaged. The pool of `draws` deals dominates the error: it fixes the mean score
+    that Greed's sums scatter around, so on a close call a card's estimate is off by about
+    0.4 x sqrt(num_samples / draws) (0.2 at the defaults, 0.03 at draws=4000), and a card Greed
+    plays rarely can get 0.
+
+    Args:
+        view: the seat to move's information (view.seat must be view.current_player).
+        num_samples: Greed's deals per decision (MrGreed's num_samples).
+        draws: deals sampled and scored (the bootstrap pool).
+        bootstraps: simulated decisions averaged.
+        rng: the random source of the deals and groups (a fresh unseeded one if None).
+
+    Returns:
+        (legal cards ascending [K], probabilities [K] float64 summing to 1).
+    """
+    num_samples = check_positive("num_samples", num_samples)
+    draws = check_positive("draws", draws)
+    bootstraps = check_positive("bootstraps", bootstraps)
+    if view.current_player != view.seat:
+        raise ValueError(f"seat {view.seat} is not to move (seat {view.current_player} is)")
+    legal = view.legal_actions()
+    if not legal:
+        raise ValueError(f"seat {view.seat} has no legal card: the game is over")
+    if len(legal) == 1:
+        return legal, np.ones(1)
+    if len(view.trick) == 3:
+        return legal, _tie_shares(_scores_q(view, legal, NO_OWNERS))
+    if rng is None:
+        rng = np.random.default_rng()
+    owners = sample_owners(view, draws, rng)  # [draws, 52]
+    per_deal = greed_sample_scores_q(owners, *_kernel_args(view, legal))  # [draws, K]
+    groups = rng.integers(draws, size=(bootstraps, num_samples))  # [B, N] deal indices
+    sums = per_deal[groups].sum(axis=1)  # [B, K] exact integers, as Greed compares them
+    return legal, _tie_shares(sums).mean(axis=0)
+
+
+def play_probability(view: InfoView, card: int, **kwargs) -> float:
+    """Probability that Mr. Greed plays `card` in `view` (play_probabilities for one card).
+
+    Args:
+        view: the seat to move's information.
+        card: the card index 0..51 whose probability is wanted.
+        **kwargs: play_probabilities' num_samples, draws, bootstraps, rng.
+
+    Returns:
+        The probability; 0.0 when `card` is not legal in `view` (no deal fits the play then),
+        without sampling.
+    """
+    if card not in view.legal_actions():
+        return 0.0
+    legal, probs = play_probabilities(view, **kwargs)
+    return float(probs[legal.index(card)])
+
+
+class GreedPlayModel:
+    """Mr. Greed's own program as a play model of the particle weigher
+    (sampling/particles.py PlayModel): the probability that Mr. Greed with `num_samples`
+    samples played the card it played, from its hand in a world (`play_probabilities`, a
+    bootstrap over `draws` deals). Each row's estimate is seeded by (seed, ply, hand), so a
+    world's weight does not depend on which other worlds were weighed with it, and kept in the
+    hand's cache."""
+
+    def __init__(self, num_samples: int = 20, draws: int = 128, bootstraps: int = 256,
+                 seed: int = 0):
+        self.num_samples, self.draws = num_samples, check_positive("draws", draws)
+        self.bootstraps, self.seed = bootstraps, seed
+
+    def _log_prob(self, public, t: int, mask: int) -> float:
+        view = dataclasses.replace(public.views[t], hand=int(mask))
+        card = int(public.cards[t])
+        if card not in view.legal_actions():
+            return -np.inf  # the world is impossible
+        rng = np.random.default_rng([self.seed, t, mask & 0xFFFFFFFF, mask >> 32])
+        p = play_probability(view, card, num_samples=self.num_samples, draws=self.draws,
+                             bootstraps=self.bootstraps, rng=rng)
+        return float(np.log(max(p, 1e-12)))  # an estimate of 0 is a rare play: floored later
+
+    def log_probs(self, public, plies: np.ndarray, hands: np.ndarray) -> np.ndarray:
+        bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+        masks = (np.asarray(hands, dtype=np.uint64) * bits).sum(axis=1)  # [R] hands as masks
+        cache = public.cache.setdefault(("greed", self.num_samples, self.draws), {})
+        out = np.empty(len(plies))
+        for r, (t, mask) in enumerate(zip(plies.tolist(), masks.tolist())):
+            if (t, mask) not in cache:
+                cache[(t, mask)] = self._log_prob(public, t, mask)
+            out[r] = cache[(t, mask)]
+        return out
+
+
+def greed_models(agents, **settings) -> dict:
+    """Seat -> GreedPlayModel of every seat that `agents` (the players by seat) gives to a Mr.
+    Greed, with its own num_samples; `settings` are GreedPlayModel's others."""
+    return {seat: GreedPlayModel(agent.num_samples, **settings)
+            for seat, agent in enumerate(agents) if isinstance(agent, MrGreed)}

@@ -1,9 +1,10 @@
 """The full ScrofaZero player for the real, hidden-hand game (docs/rules.md section 13).
 
-Per decision: sample deals of the unseen cards (stratified on important cards, or uniform),
-optionally reweight them by how well they explain the other players' earlier plays (IEC,
-sampling/iec.py), search every deal with the play budget (play_search: 5 + 1 x legal cards) as ONE
-batched MCTS over all deals, average the root Q values with the weights and play the argmax.
+Per decision: sample deals of the unseen cards (by default from the card-location network; the
+player's Sampler, sampling/sampler.py, knows every method), optionally reweight them by how well
+they explain the other players' earlier plays (IEC, sampling/iec.py), search every deal with the
+play budget (play_search: 5 + 1 x legal cards) as ONE batched MCTS over all deals, average the
+root Q values with the weights and play the argmax.
 Forced moves are played without sampling or search.
 """
 
@@ -15,14 +16,15 @@ import numpy as np
 import torch
 
 from scrofazero.agents.base import Explanation
+from scrofazero.agents.mr_greed import greed_models
 from scrofazero.agents.settings import check_choice
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
-from scrofazero.nn.belief import load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import PRECISIONS, NetworkEvaluator
 from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, iec_log_weights
-from scrofazero.sampling.stratified import BELIEFS, ORACLES, DealSample, SamplingConfig, draw
+from scrofazero.sampling.sampler import Sampler, SamplingConfig
+from scrofazero.sampling.stratified import DealSample
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import MCTSConfig, check_search, run_mcts
 
@@ -83,7 +85,8 @@ class ScrofaZeroAgent:
     """ScrofaZero player. Give `checkpoint` (a path) or `model` (a PolicyValueNet).
 
     search: the MCTS settings per deal (default play_search: 5 + 1 x legal cards, UCB with
-    c = 30). sampling: how the deals are drawn (default play_sampling: up to 18 stratified deals).
+    c = 30). sampling: how the deals are drawn (default play_sampling: 18 deals from the
+    card-location network).
     weighting: the IEC reweighting (sampling/iec.py IECConfig; `draws` > 1 weighs that many times
     more deals than are searched, see `weigh`). threads: torch threads for this player (0 leaves
     torch's default). precision: the network's forwards (float32 | bfloat16, nn/evaluator.py).
@@ -104,18 +107,22 @@ class ScrofaZeroAgent:
         self.sampling = sampling if sampling is not None else play_sampling()
         self.iec = weighting if weighting is not None else play_weighting()
         check_search(self.mcts, "scrofazero.search")
-        for config in (self.sampling, self.iec):
-            config.__post_init__()  # also catches a config changed after it was built
+        self.iec.__post_init__()  # also catches a config changed after it was built
+        self.sampler = Sampler(self.sampling)  # checks the sampling settings the same way
+        if not self.sampler.draws_deals:
+            raise ValueError(f"sampling method {self.sampling.method} draws no deals: the full "
+                             "player searches deals (it is the raw player's)")
         if threads > 0:
             torch.set_num_threads(int(threads))
         if checkpoint is not None:
             model = load_model(checkpoint)
         model.eval()
         self.evaluator = NetworkEvaluator(model, device=device, precision=precision)
-        self.beliefs = (load_belief(self.sampling.beliefs) if self.sampling.method in BELIEFS
-                        else None)
-        # The oracle methods see the true deal: only the evaluation arena gives it (observe_deal).
-        self.needs_deal = self.sampling.method in ORACLES
+        # The oracle methods see the true deal, the posterior its opponents' program: only the
+        # evaluation arena gives them (observe_deal, observe_players).
+        self.needs_deal = self.sampler.needs_deal
+        self.needs_players = self.sampler.needs_players
+        self.evaluation_only = self.sampler.evaluation_only
         self._deal = None
         self._belief = None
         self.last: Decision | None = None
@@ -124,6 +131,11 @@ class ScrofaZeroAgent:
         """The true current hands (4 masks), given by the evaluation arena before each move to a
         player with an oracle sampling method (evaluation only)."""
         self._deal = tuple(int(h) for h in hands)
+
+    def observe_players(self, agents) -> None:
+        """The players at every seat (evaluation only): a posterior player weighs its worlds
+        by the Mr. Greeds' own program."""
+        self.sampler.known_players(greed_models(agents, draws=self.sampling.greed_draws))
 
     def weigh(self, view: InfoView, rng: np.random.Generator
               ) -> tuple[DealSample, np.ndarray, int]:
@@ -138,9 +150,11 @@ class ScrofaZeroAgent:
         unlucky draw of the unimportant cards no longer decides a stratum's weight (the belief
         diagnostic measured this noise, eval/iec_diagnostic.py)."""
         m = self.iec.draws if self.iec.enabled else 1
-        belief = self.beliefs.probabilities(view) if self.beliefs is not None else None
+        belief = self.sampler.belief(view)
         self._belief = belief
-        sample = draw(view, self.sampling, rng, m, belief=belief, hands=self._deal)
+        sample = self.sampler.draw(view, rng, m, belief=belief, hands=self._deal)
+        if sample.marginals is not None:  # the weighed worlds' belief, not the network's
+            self._belief = sample.marginals
         if not self.iec.enabled or self.needs_deal:
             return sample, sample.weights, 0
         policy = lambda x: self.evaluator.forward_features(x)[0]  # noqa: E731
@@ -149,8 +163,7 @@ class ScrofaZeroAgent:
         weights = combine(sample.weights, log_factor)  # [D * m]
         if m == 1:
             return sample, weights, queries
-        keep = (self.sampling.num_deals if self.sampling.method == "uniform"
-                else self.sampling.per_stratum)
+        keep = self.sampler.kept_per_stratum
         rows, final = [], []
         for s in np.unique(sample.stratum):
             idx = np.flatnonzero(sample.stratum == s)
@@ -187,8 +200,8 @@ class ScrofaZeroAgent:
         total = (weights[:, None] * np.where(seen, q, 0.0)).sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             scores = np.where(mass > 0, total / mass, -np.inf)  # [L]
-        self.last = Decision(len(weights), effective_sample_size(weights), queries, weights,
-                             sample, scores, self._belief)
+        ess = sample.ess if sample.ess is not None else effective_sample_size(weights)
+        self.last = Decision(len(weights), ess, queries, weights, sample, scores, self._belief)
         return int(legal[int(np.argmax(scores))]), self.last  # ties -> lowest card
 
 

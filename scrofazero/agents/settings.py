@@ -1,29 +1,15 @@
-"""Checks shared by the players' settings classes, and the error that names a bad setting.
-
-A bad setting raises a plain ValueError (what the players raised before the registry, so callers
-and worker processes see the same error) that also carries `setting` (its name) and `problem`,
-so that a caller can name the setting as its user spelled it (`renamed`).
+"""Checks shared by the players' settings classes. A bad setting raises the error that names it
+(scrofazero/settings.py setting_error), so that a caller can name the setting as its user
+spelled it (`renamed`).
 """
 
 from __future__ import annotations
 
 import numbers
 
+from scrofazero.settings import renamed, setting_error
 
-def setting_error(setting: str, problem: str) -> ValueError:
-    """ValueError('<setting> <problem>') with the two parts kept as attributes."""
-    err = ValueError(f"{setting} {problem}")
-    err.setting, err.problem = setting, problem
-    return err
-
-
-def renamed(err: ValueError, spelled: dict[str, str]) -> ValueError:
-    """`err` again with its setting named as in `spelled` (setting -> the user's name); an error
-    that names no setting, or one not in `spelled`, as it is."""
-    setting = getattr(err, "setting", None)
-    if setting not in spelled:
-        return err
-    return setting_error(spelled[setting], err.problem)
+__all__ = ["check_choice", "check_positive", "renamed", "setting_error"]
 
 
 def check_positive(setting: str, value) -> int:

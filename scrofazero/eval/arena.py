@@ -52,6 +52,9 @@ def play_game(deal, leader: int, agents: Sequence[Agent], rngs) -> list[int]:
     elif len(rngs) != 4:
         raise ValueError(f"play_game needs 4 rngs (one per seat) or a seed, got {len(rngs)}")
     state = GongzhuState(deal, leader)
+    for agent in agents:
+        if getattr(agent, "needs_players", False):  # the posterior setting: evaluation only
+            agent.observe_players(agents)
     for _ in range(52):
         seat = state.current_player
         if getattr(agents[seat], "needs_deal", False):  # an oracle setting: evaluation only

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from scrofazero import shipped as shipped_files
 from scrofazero.agents import PlayerSpec, make_agent, player_names, player_spec
 from scrofazero.agents.settings import renamed
 from scrofazero.cluster import connect
@@ -34,14 +35,11 @@ def _check_players(names) -> list[str]:
     return names
 
 
-# The network shipped with the project (models/scrofazero.md is its card): what a player uses
-# when no checkpoint is given and no training run exists.
-SHIPPED_MODEL = Path(__file__).resolve().parents[2] / "models" / "scrofazero.pt"
-
-
-def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = SHIPPED_MODEL) -> str:
+def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = shipped_files.NETWORK
+                    ) -> str:
     """`checkpoint` if given (it must exist), else the most recently written
-    <root>/<run>/latest.pt, else the shipped model; FileNotFoundError naming what is missing."""
+    <root>/<run>/latest.pt, else the shipped network (shipped.py); FileNotFoundError naming
+    what is missing."""
     if checkpoint:
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f"checkpoint {checkpoint} not found (set checkpoint=PATH)")

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from scrofazero import shipped
 from scrofazero.atomic import strict_json, write_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import InfoView
@@ -45,8 +46,8 @@ PLIES_OFFSET = SIZE_OFFSET + 3
 INPUT_SIZE = PLIES_OFFSET + 1  # 3396
 OTHERS = 3  # output seats: relative 1, 2, 3
 
-# The shipped card-location network (models/belief.md is its card).
-SHIPPED_BELIEF = Path(__file__).resolve().parents[2] / "models" / "belief.pt"
+# The shipped card-location network (models/belief.md is its card; shipped.py knows the files).
+SHIPPED_BELIEF = shipped.BELIEF
 
 _CARDS = np.arange(NUM_CARDS)
 _SUIT = _CARDS // 13
@@ -306,7 +307,7 @@ def load_belief(path=None) -> BeliefModel:
     path = Path(path) if path else SHIPPED_BELIEF
     if not path.is_file():
         raise FileNotFoundError(f"belief network {path} not found (set beliefs=PATH; "
-                                "scrofazero/train/belief.py trains one)")
+                                "python train.py learner=belief trains one)")
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if key not in _LOADED:

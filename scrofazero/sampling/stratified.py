@@ -11,8 +11,8 @@ Each draw carries a prior weight. With `stratum_weights="exact"` (our default) i
 stratum's exact probability under the uniform distribution (its share of the consistent deals)
 divided by the draws per stratum, so weighted averages stay unbiased estimates of the uniform
 expectation and only their variance shrinks; `stratum_weights="equal"` gives every draw the same
-weight, as the original code did, which overweights unlikely strata. `SamplingConfig` and `draw`
-are the player's settings and entry point (stratified or uniform).
+weight, as the original code did, which overweights unlikely strata. The players draw through
+sampling/sampler.py, which picks this sampler or another by their settings.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import numpy as np
 
 from scrofazero.games.gongzhu.cards import C10, DJ, SQ, card_index
 from scrofazero.games.gongzhu.rules import InfoView
-from scrofazero.sampling.belief import sample_belief
-from scrofazero.sampling.oracle import oracle_owners
 from scrofazero.sampling.uniform import (
     assignment_owners,
     count_assignments,
@@ -34,47 +32,6 @@ from scrofazero.sampling.uniform import (
 )
 
 STRATUM_WEIGHTS = ("exact", "equal")
-METHODS = ("stratified", "uniform", "belief", "belief_stratified", "oracle", "oracle_important")
-BELIEFS = ("belief", "belief_stratified")  # deals from the card-location network
-ORACLES = ("oracle", "oracle_important")  # evaluation only: they see the true deal
-
-
-@dataclass
-class SamplingConfig:
-    """How the ScrofaZero player draws the deals it searches (`scrofazero.sampling` of
-    evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9 deals)."""
-
-    # stratified (on important cards) | uniform | belief (num_deals draws from the card-location
-    # network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the
-    # network) | oracle (the true deal: evaluation only) | oracle_important (the deciding cards'
-    # holders told: evaluation only)
-    method: str = "stratified"
-    num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
-    per_stratum: int = 1  # deals drawn in each stratum
-    num_deals: int = 9  # deals per decision with method=uniform, belief or oracle_important
-    # exact (each stratum's uniform probability) | equal (the original)
-    stratum_weights: str = "exact"
-    # method=belief*: the card-location network file ("" = the shipped models/belief.pt)
-    beliefs: str = ""
-    # method=belief*: fitting passes that give the deals the network's marginals under the exact
-    # hand sizes (0: the raw product)
-    calibrate: int = 20
-    # method=belief*: fit only while more than this many cards are unseen, the raw product after
-    # (0: fit whenever a card is unseen; 15, the product from trick 9 on, has the better late
-    # log-loss but played -2.8 (1.5) raw, docs/results.md)
-    calibrate_above: int = 0
-
-    def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"unknown sampling method {self.method!r}; choose from "
-                             f"{', '.join(METHODS)}")
-        if self.stratum_weights not in STRATUM_WEIGHTS:
-            raise ValueError(f"unknown stratum_weights {self.stratum_weights!r}; choose from "
-                             f"{', '.join(STRATUM_WEIGHTS)}")
-        for key in ("num_important", "per_stratum", "num_deals", "calibrate", "calibrate_above"):
-            low = 0 if key in ("num_important", "calibrate", "calibrate_above") else 1
-            if getattr(self, key) < low:
-                raise ValueError(f"sampling {key} must be >= {low}, got {getattr(self, key)}")
 
 
 def _cards(codes: str) -> tuple[int, ...]:
@@ -139,7 +96,9 @@ class DealSample:
     of each draw, summing to 1;
     stratum [D] int64 stratum index of each draw; important: the pinned cards; strata [S, k]
     int8 absolute seat holding each important card in each stratum; stratum_prob [S] float64
-    exact probability of each stratum under uniform sampling."""
+    exact probability of each stratum under uniform sampling. Deals drawn from a weighed pool
+    of worlds (sampling/particles.py) also carry the pool's effective sample size `ess` and its
+    weighted belief `marginals` [52, 4]; None otherwise."""
 
     owners: np.ndarray
     weights: np.ndarray
@@ -147,12 +106,15 @@ class DealSample:
     important: tuple[int, ...]
     strata: np.ndarray
     stratum_prob: np.ndarray
+    ess: float | None = None
+    marginals: np.ndarray | None = None
 
     def take(self, idx) -> "DealSample":
         """Draws `idx` with their weights renormalised (strata tables kept)."""
         weights = self.weights[idx]
         return DealSample(self.owners[idx], weights / weights.sum(), self.stratum[idx],
-                          self.important, self.strata, self.stratum_prob)
+                          self.important, self.strata, self.stratum_prob, self.ess,
+                          self.marginals)
 
 
 def sample_stratified(view: InfoView, num_important: int, per_stratum: int,
@@ -225,37 +187,3 @@ def plain_sample(owners: np.ndarray) -> DealSample:
     return DealSample(owners=owners, weights=np.full(d, 1.0 / d),
                       stratum=np.zeros(d, dtype=np.int64), important=(),
                       strata=np.zeros((1, 0), dtype=np.int8), stratum_prob=np.ones(1))
-
-
-def draw(view: InfoView, config: SamplingConfig, rng: np.random.Generator,
-         draws: int = 1, belief=None, hands=None) -> DealSample:
-    """`draws` x the configured number of deals (per stratum, or uniform) for `view`.
-
-    Args:
-        view: the deciding seat's information.
-        config: the sampling settings; `config.method` picks the sampler.
-        rng: the random source of the draws.
-        draws: multiplies the number of deals (per stratum where there are strata).
-        belief: [52, 4] card-location probabilities over absolute seats (the belief methods).
-        hands: the true current hands, 4 masks (the oracle methods; given by the evaluation
-            arena only).
-    """
-    if config.method == "stratified":
-        return sample_stratified(view, config.num_important, config.per_stratum * draws, rng,
-                                 config.stratum_weights)
-    if config.method in BELIEFS:
-        if belief is None:
-            raise ValueError(f"sampling method {config.method} needs the card-location "
-                             "network's belief")
-        if config.method == "belief":
-            important, per = (), config.num_deals * draws
-        else:
-            important, per = important_cards(view, config.num_important), config.per_stratum * draws
-        owners, weights, stratum, strata, prob = sample_belief(view, belief, important, per, rng,
-                                                               config.calibrate,
-                                                               config.calibrate_above)
-        return DealSample(owners, weights, stratum, important, strata, prob)
-    if config.method in ORACLES:
-        return plain_sample(oracle_owners(view, hands, config.num_deals * draws, rng,
-                                          config.method == "oracle_important"))
-    return sample_uniform(view, config.num_deals * draws, rng)

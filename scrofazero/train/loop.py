@@ -263,7 +263,8 @@ def evaluate(run: Run, deals: np.ndarray) -> dict:
     # The paper's benchmark: uniform deals. The raw player's default is the belief network's
     # deals, which would change what the training curves measure and break their comparison
     # with earlier runs and with the original's curve.
-    settings = raw.settings_from({"num_deals": t.eval_raw_deals, "sampling": "uniform"})
+    settings = raw.settings_from({"sampling": {"method": "uniform",
+                                                "num_deals": t.eval_raw_deals}})
     model_file = None
     if t.eval_workers == 1:
         # A copy: the player's evaluator moves its network to the CPU and may not touch the

@@ -5,7 +5,7 @@ hidden slot, nn/encoding.py encode_own_view). Here a seat's view is encoded with
 network's calibrated marginals in those blocks (encode_holders), and the network is fine-tuned
 to give there what it gives on the TRUE state: the teacher is the shipped network itself with
 perfect information (its masked policy and its value), in the spirit of oracle guiding. The
-player that results needs no sampled deals (`raw.sampling=marginals`, agents/raw_net.py).
+player that results needs no sampled deals (`raw.sampling.method=marginals`, agents/raw_net.py).
 
 `build` takes positions from recorded hidden-hand games (train/belief.py's shards: fresh random
 deals, never one of the standard evaluation deals; every deal is checked) and, at each, the
@@ -29,18 +29,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from scrofazero import shipped
 from scrofazero.atomic import write_atomic
-from scrofazero.eval.runner import find_checkpoint
 from scrofazero.games.gongzhu.batch import StateBatch, is_terminal, legal_mask, step
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.nn.belief import SHIPPED_BELIEF, load_belief, relative_to_absolute, view_positions
+from scrofazero.nn.belief import load_belief, relative_to_absolute, view_positions
 from scrofazero.nn.checkpoint import load_model, save_model_file
 from scrofazero.nn.encoding import encode, encode_holders
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import masked_log_softmax
 from scrofazero.sampling.belief import view_holders
-from scrofazero.train.belief import check_not_standard, load_shards, split
+from scrofazero.train.hidden_games import check_not_standard, load_shards, split
 from scrofazero.train.learner import loss_fn, make_optimizer
 
 INPUT = "belief_marginals"  # what a fine-tuned file's meta["input"] says
@@ -144,7 +144,7 @@ def build(data, out, games: int = 4000, plies_per_game: int = 6, seed: int = 0,
                 plies.append(int(t))
         pairs.extend((int(g), t) for t in sorted(plies))
     pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    checkpoint = find_checkpoint(checkpoint, root="/nonexistent")
+    checkpoint = shipped.network_file(checkpoint)
     evaluator = NetworkEvaluator(load_model(checkpoint))
     belief = load_belief(beliefs)
     started = time.perf_counter()
@@ -160,7 +160,7 @@ def build(data, out, games: int = 4000, plies_per_game: int = 6, seed: int = 0,
     info = {"data": [str(f) for f in folders], "games": int(len(chosen)),
             "positions": int(len(pairs)), "rows": int(len(rows["kind"])),
             "val_rows": int(rows["val"].sum()), "checkpoint": str(checkpoint),
-            "beliefs": str(beliefs or SHIPPED_BELIEF), "calibrate": calibrate, "seed": seed,
+            "beliefs": str(beliefs or shipped.BELIEF), "calibrate": calibrate, "seed": seed,
             "seconds": time.perf_counter() - started}
     buffer = io.BytesIO()
     np.savez(buffer, info=np.array(json.dumps(info)), **rows)
@@ -236,7 +236,7 @@ def fit(data, out, checkpoint: str | None = None, epochs: float = 1.0, batch: in
     if not len(train_idx) or not len(val_idx):
         raise ValueError(f"{data}: {len(train_idx)} training and {len(val_idx)} held-out rows; "
                          "both are needed (build more games)")
-    checkpoint = find_checkpoint(checkpoint, root="/nonexistent")
+    checkpoint = shipped.network_file(checkpoint)
     model = copy.deepcopy(load_model(checkpoint))
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)

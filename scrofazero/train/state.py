@@ -338,6 +338,7 @@ ALWAYS_MAY_CHANGE = (
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
     "train.device", "train.threads", "train.state_file", "train.state_moments",
     "train.state_weights", "train.init_from", "distributed", "ray",
+    "inference",  # the inference fits' settings (learner=belief|behaviour), unread by self-play
 )
 
 

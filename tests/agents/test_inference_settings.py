@@ -23,7 +23,7 @@ from scrofazero.nn.belief import BeliefNet, save_belief
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.belief import sample_belief, view_holders
 from scrofazero.sampling.oracle import DECIDING, OracleError
-from scrofazero.sampling.stratified import SamplingConfig
+from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, view_constraints
 
 
@@ -71,14 +71,15 @@ def test_full_player_searches_belief_deals(belief_file, seed, plies):
     sample = agent.last.sample
     assert all(consistent(view, o) for o in sample.owners)
     # The explanation's belief is the network's for every unseen card.
-    probs = agent.beliefs.probabilities(view)
+    probs = agent.sampler.beliefs.probabilities(view)
     unseen = [c for c in range(52) if view.unseen >> c & 1]
     np.testing.assert_allclose(why.belief[unseen], probs[unseen])
     assert np.allclose(explain(agent.last).belief[unseen].sum(axis=1), 1.0)
 
 
 def test_raw_player_belief_deals_are_consistent(belief_file):
-    agent = make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file)
+    agent = make_agent("raw", model=tiny_net(),
+                       sampling={"method": "belief", "beliefs": belief_file})
     for seed in range(3):
         state = position(seed, 10 + 9 * seed)
         view = state.view(state.current_player)
@@ -91,17 +92,19 @@ def test_raw_player_belief_deals_are_consistent(belief_file):
 @pytest.mark.parametrize("calibrate,above,plies", [(0, 15, 17), (20, 15, 17), (20, 15, 40),
                                                    (20, 0, 40)])
 def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate, above, plies):
-    agent = make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file,
-                       calibrate=calibrate, calibrate_above=above)
+    agent = make_agent("raw", model=tiny_net(), sampling={
+        "method": "belief", "beliefs": belief_file, "calibrate": calibrate,
+        "calibrate_above": above})
     state = position(4, plies)
     view = state.view(state.current_player)
-    owners = sample_belief(view, agent.beliefs.probabilities(view), (), 5,
+    owners = sample_belief(view, agent.sampler.beliefs.probabilities(view), (), 5,
                            np.random.default_rng(7), calibrate, above)[0]
     np.testing.assert_array_equal(agent._hands(view, np.random.default_rng(7)),
                                   owners_to_hands(owners))
     for bad in ({"calibrate": -1}, {"calibrate_above": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file, **bad)
+            make_agent("raw", model=tiny_net(),
+                       sampling={"method": "belief", "beliefs": belief_file, **bad})
     with pytest.raises(ValueError, match="calibrate_above"):
         SamplingConfig(method="belief", calibrate_above=-1)
 
@@ -109,8 +112,9 @@ def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate, above,
 def test_raw_player_calibrate_above_changes_the_late_deals(belief_file):
     state = position(4, 40)  # 9 cards unseen
     view = state.view(state.current_player)
-    hands = [make_agent("raw", model=tiny_net(), sampling="belief", beliefs=belief_file,
-                        calibrate_above=above)._hands(view, np.random.default_rng(7))
+    hands = [make_agent("raw", model=tiny_net(), sampling={
+                 "method": "belief", "beliefs": belief_file, "calibrate_above": above,
+             })._hands(view, np.random.default_rng(7))
              for above in (0, 15)]
     assert not np.array_equal(hands[0], hands[1])
 
@@ -118,16 +122,16 @@ def test_raw_player_calibrate_above_changes_the_late_deals(belief_file):
 @pytest.mark.parametrize("calibrate", [0, 20])
 def test_raw_player_marginals_read_the_belief(belief_file, calibrate):
     spec = player_spec("raw")
-    settings = spec.settings_from({"sampling": "marginals", "beliefs": belief_file,
-                                   "calibrate": calibrate})
+    settings = spec.settings_from({"sampling": {"method": "marginals", "beliefs": belief_file,
+                                                "calibrate": calibrate}})
     agent = spec.make(settings, model=tiny_net())
-    assert agent._draw is None and agent.beliefs is not None
+    assert not agent.sampler.draws_deals and agent.sampler.beliefs is not None
     state = position(4, 17)
     view = state.view(state.current_player)
     root, holders = agent._marginal_root(view)
     assert len(root) == 1 and int(root.hands[0, view.seat]) == view.hand
     np.testing.assert_array_equal(
-        holders[0], view_holders(view, agent.beliefs.probabilities(view), calibrate))
+        holders[0], view_holders(view, agent.sampler.beliefs.probabilities(view), calibrate))
     assert agent.act(view, np.random.default_rng(0)) in view.legal_actions()
 
 
@@ -180,7 +184,8 @@ def test_oracle_important_pins_the_deciding_cards():
 @pytest.mark.parametrize("player,kwargs", [
     ("scrofazero", {"sampling": SamplingConfig(method="oracle")}),
     ("scrofazero", {"sampling": SamplingConfig(method="oracle_important")}),
-    ("raw", {"sampling": "oracle"}), ("raw", {"sampling": "oracle_important"})])
+    ("raw", {"sampling": {"method": "oracle"}}),
+    ("raw", {"sampling": {"method": "oracle_important"}})])
 def test_oracles_are_refused_outside_the_arena(player, kwargs):
     agent = make_agent(player, model=tiny_net(), **kwargs)
     with pytest.raises(ValueError, match="evaluation only"):
@@ -196,4 +201,4 @@ def test_belief_needs_a_readable_file(tmp_path):
         ScrofaZeroAgent(model=tiny_net(), sampling=SamplingConfig(
             method="belief", beliefs=str(tmp_path / "missing.pt")))
     with pytest.raises(ValueError, match="sampling"):
-        make_agent("raw", model=tiny_net(), sampling="bogus")
+        make_agent("raw", model=tiny_net(), sampling={"method": "bogus"})

@@ -5,7 +5,7 @@ legal; forced moves make no network call and every other decision exactly one; w
 whose value (or policy) prefers a known card the agent plays that card; value mode equals a
 slow choice that steps and evaluates one (deal, card) at a time on the same deals; the same
 rng seed gives the same game; a checkpoint path loads the same net as passing the model; bad
-arguments raise. With sampling="marginals" (no deals: the belief's marginals as the hand
+arguments raise. With sampling={"method": "marginals"} (no deals: the belief's marginals as the hand
 blocks) full games are legal in both modes with one call per unforced decision and reproduce
 from a seed, and value mode picks the card whose child, encoded from the view's holders with
 that card gone, has the best value.
@@ -52,7 +52,8 @@ def play_game(agents, seed, game_seed=0):
 
 def test_full_games_legal_one_call_per_unforced_decision():
     value = RawNetworkAgent(model=small_net(0))
-    policy = RawNetworkAgent(model=small_net(1), mode="policy", num_deals=3)
+    policy = RawNetworkAgent(model=small_net(1), mode="policy",
+                             sampling={"method": "belief", "num_deals": 3})
     for game in range(2):
         calls = value.evaluator.calls + policy.evaluator.calls
         cards, forced = play_game([value, policy, value, policy], seed=game, game_seed=game)
@@ -103,7 +104,7 @@ def test_stub_value_and_policy_pick_the_known_card():
         rng = np.random.default_rng(seed)
         assert RawNetworkAgent(model=PreferValue()).act(view, rng) == PREFERRED
         assert RawNetworkAgent(model=PreferPolicy(), mode="policy").act(view, rng) == PREFERRED
-    agent = RawNetworkAgent(model=PreferValue(), num_deals=4)
+    agent = RawNetworkAgent(model=PreferValue(), sampling={"method": "belief", "num_deals": 4})
     agent.act(view, np.random.default_rng(0))
     assert agent.evaluator.calls == 1 and agent.evaluator.states == 4 * 13
 
@@ -159,13 +160,15 @@ def test_bad_arguments_raise():
         RawNetworkAgent(checkpoint="x.pt", model=small_net())
     with pytest.raises(ValueError, match="mode"):
         RawNetworkAgent(model=small_net(), mode="mcts")
-    with pytest.raises(ValueError):
-        RawNetworkAgent(model=small_net(), num_deals=0)
+    with pytest.raises(ValueError, match="sampling.num_deals"):
+        RawNetworkAgent(model=small_net(), sampling={"num_deals": 0})
+    with pytest.raises(ValueError, match="sampling.method"):
+        RawNetworkAgent(model=small_net(), sampling={"method": "stratified"})
 
 
 def test_marginals_full_games_legal_and_seeded():
-    value = RawNetworkAgent(model=small_net(3), sampling="marginals")
-    policy = RawNetworkAgent(model=small_net(4), sampling="marginals", mode="policy")
+    value = RawNetworkAgent(model=small_net(3), sampling={"method": "marginals"})
+    policy = RawNetworkAgent(model=small_net(4), sampling={"method": "marginals"}, mode="policy")
     agents = [value, policy, value, policy]
     calls = value.evaluator.calls + policy.evaluator.calls
     cards, forced = play_game(agents, seed=2, game_seed=6)
@@ -193,5 +196,5 @@ def test_marginals_value_mode_picks_the_best_child_of_the_holders():
         h[card] = 0.0
         values.append(evaluator.evaluate(child, encode_holders(child, h[None]))[1][0, view.seat])
     want = view.legal_actions()[int(np.argmax(values))]
-    agent = RawNetworkAgent(model=model, sampling="marginals")
+    agent = RawNetworkAgent(model=model, sampling={"method": "marginals"})
     assert agent.act(view, np.random.default_rng(0)) == want

@@ -21,7 +21,8 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn import checkpoint as checkpoints
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
-from scrofazero.sampling.stratified import SamplingConfig, sample_stratified
+from scrofazero.sampling.sampler import SamplingConfig
+from scrofazero.sampling.stratified import sample_stratified
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import MCTSConfig, run_mcts_sequential
 

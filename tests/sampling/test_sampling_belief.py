@@ -28,7 +28,8 @@ from scrofazero.sampling.belief import (
     view_holders,
     view_weights,
 )
-from scrofazero.sampling.stratified import SamplingConfig, draw, important_cards
+from scrofazero.sampling.sampler import Sampler, SamplingConfig
+from scrofazero.sampling.stratified import important_cards
 from scrofazero.sampling.uniform import count_assignments, view_constraints
 
 
@@ -126,7 +127,7 @@ def test_belief_deals_are_consistent_and_stratified(seed):
     rng = np.random.default_rng(seed)
     belief = random_belief(view, rng)
     config = SamplingConfig(method="belief_stratified", per_stratum=3)
-    deals = draw(view, config, rng, belief=belief)
+    deals = Sampler(config).draw(view, rng, belief=belief)
     cards, sizes, voids, others = view_constraints(view)
     for owners in deals.owners:
         for j, seat in enumerate(others):
@@ -138,8 +139,8 @@ def test_belief_deals_are_consistent_and_stratified(seed):
     for d, s in enumerate(deals.stratum):
         assert tuple(deals.owners[d, list(deals.important)]) == tuple(deals.strata[s])
     assert deals.weights.sum() == pytest.approx(1.0)
-    again = draw(view, config, np.random.default_rng(seed), belief=belief)
-    first = draw(view, config, np.random.default_rng(seed), belief=belief)
+    again = Sampler(config).draw(view, np.random.default_rng(seed), belief=belief)
+    first = Sampler(config).draw(view, np.random.default_rng(seed), belief=belief)
     np.testing.assert_array_equal(again.owners, first.owners)
 
 
@@ -154,8 +155,9 @@ def test_strata_are_weighted_by_the_belief():
     belief[imp[0]] = 0.001
     belief[imp[0], nxt] = 0.998
     belief[imp[0], view.seat] = 0
-    deals = draw(view, SamplingConfig(method="belief_stratified", num_important=1, per_stratum=1),
-                 np.random.default_rng(0), belief=belief)
+    deals = Sampler(SamplingConfig(method="belief_stratified", num_important=1,
+                                   per_stratum=1)).draw(view, np.random.default_rng(0),
+                                                        belief=belief)
     top = deals.strata[np.argmax(deals.stratum_prob), 0]
     assert top == nxt and deals.stratum_prob.max() > 0.99
 
@@ -164,12 +166,13 @@ def test_plain_belief_draws_are_equally_weighted_and_follow_the_belief():
     _, view = midgame(3, 13)
     rng = np.random.default_rng(1)
     belief = random_belief(view, rng)
-    deals = draw(view, SamplingConfig(method="belief", num_deals=7), rng, belief=belief)
+    deals = Sampler(SamplingConfig(method="belief", num_deals=7)).draw(view, rng, belief=belief)
     assert deals.owners.shape == (7, 52) and deals.important == ()
     np.testing.assert_allclose(deals.weights, 1 / 7)
     assert all(len(set(o[list(np.flatnonzero(o == view.seat))]) ) == 1 for o in deals.owners)
     # Many draws reproduce the calibrated model's marginals (the belief under the hand sizes).
-    many = draw(view, SamplingConfig(method="belief", num_deals=4000), rng, belief=belief)
+    many = Sampler(SamplingConfig(method="belief", num_deals=4000)).draw(view, rng,
+                                                                         belief=belief)
     cards, sizes, others, weights = view_weights(view, belief)
     expect = marginals(calibrate(weights, sizes), sizes)  # [U, 3]
     for j, seat in enumerate(others):

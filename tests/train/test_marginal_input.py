@@ -22,7 +22,7 @@ from scrofazero.nn.checkpoint import load_checkpoint, load_model, save_model_fil
 from scrofazero.nn.encoding import encode
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
-from scrofazero.train import belief as B
+from scrofazero.train import hidden_games as B
 from scrofazero.train import marginal_input as M
 
 

@@ -91,6 +91,49 @@ class InfoView:
         return _mask_cards(legal_bits(self.hand, self.trick))
 
 
+def views_before_plays(view: InfoView) -> list[InfoView]:
+    """The information each play of `view.history` was made from, rebuilt from public facts.
+
+    Replays first_leader and history (trick winners, piles, shown voids, hand sizes); the
+    playing seat's hand is not public, so it is left 0 for the caller to fill in
+    (dataclasses.replace(v, hand=...)). Raises ValueError when a play is out of turn.
+
+    Args:
+        view: any seat's information; only its public fields are read.
+
+    Returns:
+        [len(view.history)] the view of the seat making play t just before it: equal to
+        GongzhuState.view(seat) at that moment except hand = 0.
+    """
+    leader = view.first_leader
+    trick: list[int] = []
+    best = 0  # position in `trick` of the card currently winning it
+    piles, voids, sizes = [0, 0, 0, 0], [0, 0, 0, 0], [13, 13, 13, 13]
+    views = []
+    for t, (seat, card) in enumerate(view.history):
+        if seat != (leader + len(trick)) & 3:
+            raise ValueError(f"play {t} by seat {seat} is out of turn")
+        views.append(InfoView(
+            seat=seat, hand=0, first_leader=view.first_leader, leader=leader, trick=tuple(trick),
+            history=view.history[:t], piles=tuple(piles), voids=tuple(voids),
+            hand_sizes=tuple(sizes),
+        ))
+        if trick:
+            led = trick[0] // 13
+            if card // 13 != led:
+                voids[seat] |= 1 << led  # a legal off-suit play shows the void
+            elif card > trick[best]:
+                best = len(trick)
+        trick.append(card)
+        sizes[seat] -= 1
+        if len(trick) == 4:
+            leader = (leader + best) & 3
+            for c in trick:
+                piles[leader] |= SCORING_BIT[c]
+            trick, best = [], 0
+    return views
+
+
 class GongzhuState:
     """One game of Gongzhu with full information. Mutable: `apply` advances it in place."""
 

@@ -1,10 +1,10 @@
-"""Training data and training of the card-location network (scrofazero/train/belief.py).
+"""The inference networks' games (scrofazero/train/hidden_games.py).
 
 Invariants: the generator refuses the standard evaluation deals in any rotation; generated games
 are legal hidden-hand games, reproducible from the seed and resumable shard by shard; positions
 and targets are the mover's true view and the true holders of exactly the cards it cannot see;
-a short fit lowers the held-out loss on games whose plays carry information, and its file
-loads; the report compares against the exact uniform prior; bad mixes are refused by name.
+bad mixes are refused by name; a player kind plays as named whatever the players' defaults; the
+module's command line takes typed key=value settings and refuses a bad one in one line.
 """
 
 from pathlib import Path
@@ -14,8 +14,8 @@ import pytest
 
 from scrofazero.games.gongzhu.deals import load_deals, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.nn.belief import BeliefNet, features, load_belief, save_belief, view_positions
-from scrofazero.train import belief as B
+from scrofazero.nn.belief import features, view_positions
+from scrofazero.train import hidden_games as B
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,23 +70,6 @@ def test_positions_are_the_movers_view(tmp_path):
             state.apply(int(records.cards[g, ply]))
 
 
-def test_fit_learns_and_reports(tmp_path):
-    # Mr. If plays by fixed rules, so its plays tell where cards are: a short fit must beat the
-    # uniform prior on held-out games.
-    data = B.generate(tmp_path / "g", games=1200, mix="if:if", seed=5, shard_games=600,
-                      progress=False)
-    summary = B.fit(data, tmp_path / "b.pt", hidden=64, num_blocks=1, epochs=2, batch=256,
-                    lr=1e-3, val_fraction=0.1, progress=False)
-    assert len(summary["history"]) == 2
-    model = load_belief(tmp_path / "b.pt")
-    assert model.meta["games"] == 1200
-    result = B.report(data, tmp_path / "b.pt", games=20, val_fraction=0.1)
-    # Measured: 1.037 against 1.061 nats per uncertain card.
-    assert result["all"]["logloss_belief"] < result["all"]["logloss_uniform"] - 0.01
-    assert result["all"]["logloss_product"] < result["all"]["logloss_uniform"] - 0.01
-    assert len(result["by_trick"]) == 13
-
-
 def test_bad_mix_is_refused():
     with pytest.raises(ValueError, match="unknown player kind 'bogus'"):
         B.parse_mix("greed:bogus")
@@ -101,26 +84,25 @@ def test_player_kinds_play_as_named_whatever_the_defaults():
     full = B._settings_kwargs("scrofazero", B.KINDS["scrofazero"][1])
     assert full["sampling"].method == "stratified" and full["sampling"].per_stratum == 2
     assert full["weighting"].enabled is True
-    assert B.KINDS["raw"][1] == {"sampling": "uniform"}
+    assert B.KINDS["raw"][1] == {"sampling": {"method": "uniform"}}
+    raw = B._build(["raw", "belief_raw"], str(ROOT / "models" / "scrofazero_small.pt"), None)
+    assert raw["raw"].sampling.method == "uniform" and raw["raw"].sampling.num_deals == 5
+    assert raw["belief_raw"].sampling.method == "belief"
     belief = B._settings_kwargs("scrofazero", B.KINDS["belief"][1])
     assert belief["sampling"].method == "belief" and belief["weighting"].enabled is False
 
 
-def test_iec_comparison_scores_the_same_positions(tmp_path):
-    data = B.generate(tmp_path / "g", games=40, mix="greed:if=1", seed=6, shard_games=40,
-                      progress=False)
-    net = BeliefNet(16, 0)
-    save_belief(tmp_path / "b.pt", net)  # output layer zero: the hand-size prior
-    small = str(ROOT / "models" / "scrofazero_small.pt")
-    result = B.iec_comparison(data, tmp_path / "b.pt", small, games=2, draws=8, val_fraction=0.5)
-    assert result["positions"] == 26
-    assert 1.0 <= result["iec_mean_ess"] <= 8.0
-    for part in ("all", "deciding", "tricks_7_13"):
-        for name in ("belief", "iec", "equal_draws", "uniform"):
-            assert 0.0 < result[part][name]["p_true"] < 1.0
-    # Shrunk all the way to the prior, both sampled estimates are the prior itself.
-    prior_only = B.iec_comparison(data, tmp_path / "b.pt", small, games=2, draws=8,
-                                  val_fraction=0.5, shrink=1.0)
-    for name in ("iec", "equal_draws"):
-        assert prior_only["all"][name]["logloss"] == pytest.approx(
-            prior_only["all"]["uniform"]["logloss"])
+def test_command_line_takes_typed_settings(tmp_path, capsys):
+    out = tmp_path / "g"
+    B.run_module(B.GenerateConfig, B.generate_games,
+                 [f"out={out}", "games=2", "mix=greed:random=1", "seed=3", "shard_games=2",
+                  "checkpoint=" + str(ROOT / "models" / "scrofazero_small.pt")])
+    assert len(B.load_shards(out)) == 2
+    capsys.readouterr()
+    for argv, named in ((["out=x", "games=0"], "games=0"), (["games=2"], "out"),
+                        (["out=x", "games=2", "bogus=1"], "bogus")):
+        with pytest.raises(SystemExit) as exit_:
+            B.run_module(B.GenerateConfig, B.generate_games, argv)
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and named in err and len(err.splitlines()) == 1

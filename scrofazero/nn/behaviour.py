@@ -1,0 +1,356 @@
+"""The behaviour network: which card a seat plays, from its own information just before it plays.
+
+Its inputs are nn/belief.py's `features` with the viewer the seat to move (its hand, then only
+public information); its output is a softmax over the seat's legal cards. Training takes
+`behaviour_loss` per batch of recorded decisions; policy-based inference over sampled worlds
+takes the fast path (`public_pre`, `log_prob_rows`), which reuses everything but the hand block.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from scrofazero import shipped
+from scrofazero.atomic import strict_json, write_atomic
+from scrofazero.games.gongzhu.cards import NUM_CARDS
+from scrofazero.nn.belief import HAND_OFFSET, INPUT_SIZE, Positions, features
+
+# Files are refused unless both match: the features are belief.py's, so its version moves them.
+FEATURE_VERSION = 1
+FORMAT = "scrofazero-behaviour"
+
+# The shipped behaviour network (shipped.py knows the files; none is trained yet, and
+# load_behaviour(None) says so).
+SHIPPED_BEHAVIOUR = shipped.BEHAVIOUR
+
+_SUIT = np.arange(NUM_CARDS) // 13
+_HAND = slice(HAND_OFFSET, HAND_OFFSET + NUM_CARDS)
+
+
+def led_suit(p: Positions) -> np.ndarray:
+    """The suit led in the current trick of each position.
+
+    Args:
+        p: B positions.
+
+    Returns:
+        [B] int64: the led suit 0..3, or -1 where the trick has not started (plies % 4 == 0).
+    """
+    plies = np.asarray(p.plies, dtype=np.int64)
+    first = plies - plies % 4
+    started = plies % 4 != 0
+    # Clip so that positions at the end of the game (plies == 52) index in bounds; not read.
+    card = p.cards[np.arange(len(plies)), np.minimum(first, NUM_CARDS - 1)]
+    return np.where(started, card // 13, -1).astype(np.int64)
+
+
+def follow_suit(hands: np.ndarray, led: np.ndarray) -> np.ndarray:
+    """The legal cards of hands facing a led suit: the led suit's cards when the hand holds one,
+    else the whole hand.
+
+    Args:
+        hands: [R, 52] bool, the hands of the seats to move.
+        led: [R] int, the led suit, or -1 when the seat leads.
+
+    Returns:
+        [R, 52] bool legal cards.
+    """
+    hands = np.asarray(hands, dtype=bool)
+    led = np.asarray(led)
+    follow = hands & (_SUIT[None, :] == led[:, None])  # all False where led is -1
+    return np.where(follow.any(axis=1, keepdims=True), follow, hands)
+
+
+def legal_mask(p: Positions) -> np.ndarray:
+    """The cards the viewer may play at each position (the caller guarantees that the viewer is
+    the seat to move).
+
+    Args:
+        p: B positions.
+
+    Returns:
+        [B, 52] bool: the hand restricted to the led suit when the trick has started and the hand
+        holds that suit, else the whole hand.
+    """
+    return follow_suit(p.hand, led_suit(p))
+
+
+def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of a softmax over the legal cards (masked before the softmax).
+
+    Args:
+        logits: [B, 52] BehaviourNet outputs.
+        legal: [B, 52] bool legal cards.
+
+    Returns:
+        [B, 52] log-probabilities, -inf off the mask (all NaN in a row with no legal card).
+    """
+    return torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=-1)
+
+
+class BehaviourNet(nn.Module):
+    """Inputs -> ReLU layer of `hidden` -> `num_blocks` residual blocks -> [B, 52] logits.
+
+    The output layer starts at zero, so an untrained network plays uniformly over the legal
+    cards. The input layer is linear in the inputs, and only its hand columns depend on the
+    world a caller imagines: `public_pre` and `hand_logits` split it along that line.
+
+    Args:
+        hidden: width of the input layer and of the residual blocks (1..65536).
+        num_blocks: residual blocks (0..64).
+        dropout: dropout probability after the input layer while training, in [0, 1).
+    """
+
+    def __init__(self, hidden: int = 256, num_blocks: int = 2, dropout: float = 0.0):
+        super().__init__()
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"behaviour network dropout={dropout}: must lie in [0, 1)")
+        self.dropout = float(dropout)
+        if not 1 <= int(hidden) <= 65536 or not 0 <= int(num_blocks) <= 64:
+            raise ValueError(f"behaviour network shape hidden={hidden}, num_blocks={num_blocks}:"
+                             " hidden must lie in 1..65536 and num_blocks in 0..64")
+        self.hidden, self.num_blocks = int(hidden), int(num_blocks)
+        self.inp = nn.Linear(INPUT_SIZE, self.hidden)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(self.hidden, self.hidden), nn.ReLU(),
+                          nn.Linear(self.hidden, self.hidden))
+            for _ in range(self.num_blocks))
+        self.out = nn.Linear(self.hidden, NUM_CARDS)
+        nn.init.zeros_(self.out.weight)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Inputs x [B, INPUT_SIZE] (`features`, viewer = the seat to move) -> [B, 52] logits,
+        not yet masked (masked_log_softmax masks them)."""
+        return self._trunk(self.inp(x))
+
+    def _trunk(self, pre: torch.Tensor) -> torch.Tensor:
+        """Input-layer pre-activations [B, hidden] -> [B, 52] logits: one code for both paths,
+        so that they can differ only by rounding."""
+        h = torch.relu(pre)
+        if self.dropout:  # against remembering whole deals: every decision of a game shares one
+            h = nn.functional.dropout(h, self.dropout, self.training)
+        for block in self.blocks:
+            h = torch.relu(h + block(h))
+        return self.out(h)
+
+    def public_pre(self, x: torch.Tensor) -> torch.Tensor:
+        """The input layer's pre-activations without the hand: W x_public + b.
+
+        Args:
+            x: [P, INPUT_SIZE] features; their hand block is ignored.
+
+        Returns:
+            [P, hidden], shared by every world at the same position.
+        """
+        x = x.clone()
+        x[:, _HAND] = 0.0
+        return self.inp(x)
+
+    def hand_logits(self, public_pre: torch.Tensor, pos_index: torch.Tensor,
+                    hands: torch.Tensor) -> torch.Tensor:
+        """Logits of many (position, hand) rows from the positions' public pre-activations.
+
+        Args:
+            public_pre: [P, hidden] from `public_pre`.
+            pos_index: [R] int64, each row's position in 0..P-1.
+            hands: [R, 52] float 0/1, each row's hand.
+
+        Returns:
+            [R, 52] logits, equal to forward() of the rows' full features up to rounding.
+        """
+        w_hand = self.inp.weight[:, _HAND]  # [hidden, 52]
+        return self._trunk(torch.addmm(public_pre[pos_index], hands, w_hand.t()))
+
+    def config(self) -> dict:
+        """Constructor arguments as plain Python values (stored in behaviour files)."""
+        return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
+
+
+def _pick(logp: torch.Tensor, cards) -> np.ndarray:
+    """[R] float32 entries logp[r, cards[r]]."""
+    idx = torch.from_numpy(np.asarray(cards, dtype=np.int64))[:, None]
+    return logp.gather(1, idx)[:, 0].numpy().astype(np.float32, copy=False)
+
+
+def _rows(p: Positions, pos_index, hands) -> Positions:
+    """Positions of rows: position pos_index[r] of `p` with the viewer holding hands[r]."""
+    rows = p.take(np.asarray(pos_index, dtype=np.int64))
+    return Positions(np.asarray(hands, dtype=bool), rows.cards, rows.seats, rows.plies,
+                     rows.viewer)
+
+
+def behaviour_loss(net: BehaviourNet, p: Positions, cards: np.ndarray) -> torch.Tensor:
+    """Mean cross-entropy of the cards played, under the softmax over the legal cards.
+
+    Args:
+        net: the network being trained (its mode, train or eval, is left as it is).
+        p: B positions, each one decision: viewer = the seat to move.
+        cards: [B] int, the card played at each.
+
+    Returns:
+        A scalar tensor with gradients. ValueError when a card is not legal at its position
+        (the record and the positions disagree).
+    """
+    cards = np.asarray(cards, dtype=np.int64)
+    legal = legal_mask(p)
+    if cards.shape != (len(p),) or not legal[np.arange(len(p)), cards].all():
+        raise ValueError("behaviour_loss: every card must be legal at its position "
+                         f"({len(p)} positions, cards of shape {cards.shape})")
+    logits = net(torch.from_numpy(features(p)))
+    logp = masked_log_softmax(logits, torch.from_numpy(legal))
+    return -logp.gather(1, torch.from_numpy(cards)[:, None]).mean()
+
+
+class BehaviourModel:
+    """A loaded behaviour network for play: log-probabilities of the cards a seat plays.
+
+    Args:
+        net: the trained network; switched to evaluation mode.
+        meta: what the file says of its training (plain data), kept as `meta`.
+    """
+
+    def __init__(self, net: BehaviourNet, meta: dict | None = None):
+        self.net = net.eval()
+        self.meta = dict(meta or {})
+
+    @torch.inference_mode()
+    def log_probs(self, p: Positions) -> np.ndarray:
+        """Log-probabilities of each card at B positions (the plain path: full features).
+
+        Args:
+            p: B positions, viewer = the seat to move.
+
+        Returns:
+            [B, 52] float32, -inf off the legal cards.
+        """
+        logits = self.net(torch.from_numpy(features(p)))
+        return masked_log_softmax(logits, torch.from_numpy(legal_mask(p))).numpy()
+
+    @torch.inference_mode()
+    def public_pre(self, p: Positions) -> torch.Tensor:
+        """The fast path's first step: the input layer's public part at P positions, computed
+        once and shared by every world evaluated there.
+
+        Args:
+            p: P positions, viewer = the seat to move; the hands are ignored.
+
+        Returns:
+            [P, hidden] float32 tensor for `log_prob_rows`.
+        """
+        return self.net.public_pre(torch.from_numpy(features(p)))
+
+    @torch.inference_mode()
+    def log_prob_rows(self, public_pre: torch.Tensor, pos_index: np.ndarray, hands: np.ndarray,
+                      cards: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """log P(card | hand, public history) of many rows in one batch (the fast path).
+
+        Args:
+            public_pre: [P, hidden] from `public_pre`.
+            pos_index: [R] int, each row's position in 0..P-1.
+            hands: [R, 52] bool, the hand of the seat to move in each row's world.
+            cards: [R] int, the card whose log-probability is wanted.
+            legal: [R, 52] bool, the legal cards of each row (follow_suit(hands, led_suit(p)
+                [pos_index]) gives them).
+
+        Returns:
+            [R] float32; -inf where the card is not legal in its row.
+        """
+        hands_t = torch.from_numpy(np.asarray(hands, dtype=np.float32))
+        index = torch.from_numpy(np.asarray(pos_index, dtype=np.int64))
+        logits = self.net.hand_logits(public_pre, index, hands_t)
+        legal_t = torch.from_numpy(np.asarray(legal, dtype=bool))
+        return _pick(masked_log_softmax(logits, legal_t), cards)
+
+    @torch.inference_mode()
+    def log_prob_rows_plain(self, p: Positions, pos_index: np.ndarray, hands: np.ndarray,
+                            cards: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """`log_prob_rows` by the plain path: full features of every row through forward().
+        The reference the fast path is tested against, and the slower way to the same numbers.
+
+        Args:
+            p: P positions (hands ignored); the other arguments as for `log_prob_rows`.
+
+        Returns:
+            [R] float32; -inf where the card is not legal in its row.
+        """
+        logits = self.net(torch.from_numpy(features(_rows(p, pos_index, hands))))
+        legal_t = torch.from_numpy(np.asarray(legal, dtype=bool))
+        return _pick(masked_log_softmax(logits, legal_t), cards)
+
+
+def save_behaviour(path, net: BehaviourNet, meta: dict | None = None) -> Path:
+    """Write a self-describing behaviour file atomically: format, feature version, shape,
+    weights and `meta`.
+
+    Args:
+        path: the file to write; missing parent folders are made.
+        net: the network whose shape and weights are saved.
+        meta: plain data on its training (what it was trained on, for how long).
+
+    Returns:
+        The path written.
+    """
+    payload = {"format": FORMAT, "feature_version": FEATURE_VERSION, "config": net.config(),
+               "model": net.state_dict(), "meta": strict_json(dict(meta or {}))}
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    data = buffer.getbuffer()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, lambda f: f.write(data), fsync=True)
+
+
+_LOADED: dict = {}  # (path, size, mtime) -> BehaviourModel: players built by the dozen share one
+
+
+def load_behaviour(path=None) -> BehaviourModel:
+    """The behaviour network of `path` (None or "": the shipped models/behaviour.pt); a
+    ValueError naming the file when it is not a behaviour file of these features. A file already
+    loaded (same path, size and modification time) is not read again: every player shares that
+    model, which is only ever evaluated.
+
+    Args:
+        path: the behaviour file; None or "" for SHIPPED_BEHAVIOUR.
+    """
+    path = Path(path) if path else SHIPPED_BEHAVIOUR
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"behaviour network {path} not found (pass the path of one; to make one, train a "
+            "BehaviourNet on recorded games with scrofazero.nn.behaviour.behaviour_loss and "
+            "write it with save_behaviour)")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED[key] = _read_behaviour(path)
+    return _LOADED[key]
+
+
+def _read_behaviour(path: Path) -> BehaviourModel:
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - a corrupt or foreign file: say which
+        raise ValueError(f"{path}: not a readable behaviour network file ({err})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a behaviour network file (format "
+                         f"{payload.get('format') if isinstance(payload, dict) else None!r})")
+    if payload.get("feature_version") != FEATURE_VERSION:
+        raise ValueError(f"{path}: made for behaviour features version "
+                         f"{payload.get('feature_version')}, this code reads {FEATURE_VERSION}")
+    config = payload.get("config")
+    try:
+        net = BehaviourNet(**config)
+    except (TypeError, ValueError) as err:  # a config that is no dict, or a wrong shape
+        raise ValueError(f"{path}: bad network shape {config!r} ({err})") from None
+    try:
+        net.load_state_dict(payload.get("model"))
+    except (RuntimeError, TypeError, AttributeError) as err:
+        raise ValueError(f"{path}: weights do not fit the stored shape ({err})") from None
+    for name, tensor in net.state_dict().items():
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{path}: non-finite weights in {name}")
+    return BehaviourModel(net, payload.get("meta"))
