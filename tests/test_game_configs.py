@@ -63,7 +63,7 @@ PLAYER_DEFAULTS_MOVED = ["scrofazero.sampling.method", "scrofazero.sampling.num_
                          "scrofazero.weighting.enabled"]
 # The sampling settings of the methods that weigh worlds by the plays (policy, posterior), new
 # since and unread by the other methods.
-WEIGHING = {"proposals": 64, "keep": 128, "refresh_ess": 16.0, "floor": 0.01,
+WEIGHING = {"proposals": 128, "keep": 256, "refresh_ess": 16.0, "floor": 0.01,
             "temperature": 1.0, "prior": "uniform", "behaviour": "", "greed_draws": 128}
 
 

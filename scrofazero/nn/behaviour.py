@@ -8,7 +8,6 @@ takes the fast path (`public_pre`, `log_prob_rows`), which reuses everything but
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +15,9 @@ import torch
 from torch import nn
 
 from scrofazero import shipped
-from scrofazero.atomic import strict_json, write_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.nn.belief import HAND_OFFSET, INPUT_SIZE, Positions, features
+from scrofazero.nn.netfile import load_net_file, save_net_file
 
 # Files are refused unless both match: the features are belief.py's, so its version moves them.
 FEATURE_VERSION = 1
@@ -285,72 +284,21 @@ class BehaviourModel:
 
 
 def save_behaviour(path, net: BehaviourNet, meta: dict | None = None) -> Path:
-    """Write a self-describing behaviour file atomically: format, feature version, shape,
-    weights and `meta`.
-
-    Args:
-        path: the file to write; missing parent folders are made.
-        net: the network whose shape and weights are saved.
-        meta: plain data on its training (what it was trained on, for how long).
-
-    Returns:
-        The path written.
-    """
-    payload = {"format": FORMAT, "feature_version": FEATURE_VERSION, "config": net.config(),
-               "model": net.state_dict(), "meta": strict_json(dict(meta or {}))}
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    data = buffer.getbuffer()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(path, lambda f: f.write(data), fsync=True)
-
-
-_LOADED: dict = {}  # (path, size, mtime) -> BehaviourModel: players built by the dozen share one
+    """Write a self-describing behaviour file atomically (nn/netfile.py): format, feature version,
+    shape, weights and `meta`, plain data on its training; returns the path written."""
+    return save_net_file(path, FORMAT, FEATURE_VERSION, net, meta)
 
 
 def load_behaviour(path=None) -> BehaviourModel:
-    """The behaviour network of `path` (None or "": the shipped models/behaviour.pt); a
-    ValueError naming the file when it is not a behaviour file of these features. A file already
-    loaded (same path, size and modification time) is not read again: every player shares that
-    model, which is only ever evaluated.
+    """The behaviour network of `path` (None or "": the shipped one); a ValueError naming the file
+    when it is not a behaviour file of these features. A file already loaded (same path, size and
+    modification time) is not read again: every player shares that model (nn/netfile.py).
 
     Args:
         path: the behaviour file; None or "" for SHIPPED_BEHAVIOUR.
     """
     path = Path(path) if path else SHIPPED_BEHAVIOUR
     if not path.is_file():
-        raise FileNotFoundError(
-            f"behaviour network {path} not found (pass the path of one; to make one, train a "
-            "BehaviourNet on recorded games with scrofazero.nn.behaviour.behaviour_loss and "
-            "write it with save_behaviour)")
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _LOADED:
-        _LOADED[key] = _read_behaviour(path)
-    return _LOADED[key]
-
-
-def _read_behaviour(path: Path) -> BehaviourModel:
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - a corrupt or foreign file: say which
-        raise ValueError(f"{path}: not a readable behaviour network file ({err})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a behaviour network file (format "
-                         f"{payload.get('format') if isinstance(payload, dict) else None!r})")
-    if payload.get("feature_version") != FEATURE_VERSION:
-        raise ValueError(f"{path}: made for behaviour features version "
-                         f"{payload.get('feature_version')}, this code reads {FEATURE_VERSION}")
-    config = payload.get("config")
-    try:
-        net = BehaviourNet(**config)
-    except (TypeError, ValueError) as err:  # a config that is no dict, or a wrong shape
-        raise ValueError(f"{path}: bad network shape {config!r} ({err})") from None
-    try:
-        net.load_state_dict(payload.get("model"))
-    except (RuntimeError, TypeError, AttributeError) as err:
-        raise ValueError(f"{path}: weights do not fit the stored shape ({err})") from None
-    for name, tensor in net.state_dict().items():
-        if not torch.isfinite(tensor).all():
-            raise ValueError(f"{path}: non-finite weights in {name}")
-    return BehaviourModel(net, payload.get("meta"))
+        raise FileNotFoundError(f"behaviour network {path} not found (set behaviour=PATH; "
+                                "python train.py learner=behaviour trains one)")
+    return load_net_file(path, FORMAT, FEATURE_VERSION, "behaviour", BehaviourNet, BehaviourModel)

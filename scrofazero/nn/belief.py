@@ -20,7 +20,6 @@ and the rules, nothing of players or search. Files carry their own shape and fea
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +28,9 @@ import torch
 from torch import nn
 
 from scrofazero import shipped
-from scrofazero.atomic import strict_json, write_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.nn.netfile import load_net_file, save_net_file
 
 FEATURE_VERSION = 1
 FORMAT = "scrofazero-belief"
@@ -272,66 +271,21 @@ class BeliefModel:
 
 
 def save_belief(path, net: BeliefNet, meta: dict | None = None) -> Path:
-    """Write a self-describing belief file atomically: format, feature version, shape, weights
-    and `meta`.
-
-    Args:
-        path: the file to write; missing parent folders are made.
-        net: the network whose shape and weights are saved.
-        meta: plain data on its training (what it was trained on, for how long).
-
-    Returns:
-        The path written.
-    """
-    payload = {"format": FORMAT, "feature_version": FEATURE_VERSION, "config": net.config(),
-               "model": net.state_dict(), "meta": strict_json(dict(meta or {}))}
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    data = buffer.getbuffer()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(path, lambda f: f.write(data), fsync=True)
-
-
-_LOADED: dict = {}  # (path, size, mtime) -> BeliefModel: players built by the dozen share one
+    """Write a self-describing belief file atomically (nn/netfile.py): format, feature version,
+    shape, weights and `meta`, plain data on its training; returns the path written."""
+    return save_net_file(path, FORMAT, FEATURE_VERSION, net, meta)
 
 
 def load_belief(path=None) -> BeliefModel:
-    """The belief network of `path` (None or "": the shipped models/belief.pt); a ValueError
-    naming the file when it is not a belief file of these features. A file already loaded (same
-    path, size and modification time) is not read again: every player shares that model, which
-    is only ever evaluated.
+    """The belief network of `path` (None or "": the shipped one); a ValueError naming the file
+    when it is not a belief file of these features. A file already loaded (same path, size and
+    modification time) is not read again: every player shares that model (nn/netfile.py).
 
     Args:
-        path: the belief file; None or "" for the shipped models/belief.pt.
+        path: the belief file; None or "" for SHIPPED_BELIEF.
     """
     path = Path(path) if path else SHIPPED_BELIEF
     if not path.is_file():
         raise FileNotFoundError(f"belief network {path} not found (set beliefs=PATH; "
                                 "python train.py learner=belief trains one)")
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _LOADED:
-        _LOADED[key] = _read_belief(path)
-    return _LOADED[key]
-
-
-def _read_belief(path: Path) -> BeliefModel:
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - a corrupt or foreign file: say which
-        raise ValueError(f"{path}: not a readable belief network file ({err})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a belief network file (format "
-                         f"{payload.get('format') if isinstance(payload, dict) else None!r})")
-    if payload.get("feature_version") != FEATURE_VERSION:
-        raise ValueError(f"{path}: made for belief features version "
-                         f"{payload.get('feature_version')}, this code reads {FEATURE_VERSION}")
-    net = BeliefNet(**payload["config"])
-    try:
-        net.load_state_dict(payload["model"])
-    except RuntimeError as err:
-        raise ValueError(f"{path}: weights do not fit the stored shape ({err})") from None
-    for name, tensor in net.state_dict().items():
-        if not torch.isfinite(tensor).all():
-            raise ValueError(f"{path}: non-finite weights in {name}")
-    return BeliefModel(net, payload.get("meta"))
+    return load_net_file(path, FORMAT, FEATURE_VERSION, "belief", BeliefNet, BeliefModel)

@@ -84,8 +84,8 @@ class PlayModel(Protocol):
 class WeighingConfig:
     """How worlds are weighed by the plays (the sampler's policy and posterior methods)."""
 
-    proposals: int = 64  # fresh worlds proposed per decision
-    keep: int = 128  # worlds the pool keeps between decisions (the weightiest)
+    proposals: int = 128  # fresh worlds proposed per decision
+    keep: int = 256  # worlds the pool keeps between decisions (the weightiest)
     temperature: float = 1.0  # each play's probability to this power
     floor: float = 0.01  # each play's probability at least this (a model is never certain)
     # uniform: the target is uniform over consistent worlds times the likelihood (the proposal

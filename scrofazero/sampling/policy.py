@@ -14,6 +14,8 @@ import torch
 from scrofazero.nn.behaviour import BehaviourModel, follow_suit
 from scrofazero.sampling.particles import PublicHistory
 
+_BITS = np.left_shift(np.uint64(1), np.arange(52, dtype=np.uint64))  # [52] a hand as a mask
+
 
 class BehaviourPlayModel:
     """PlayModel of the behaviour network `model` (nn/behaviour.py BehaviourModel)."""
@@ -38,6 +40,11 @@ class BehaviourPlayModel:
                   ) -> np.ndarray:
         if not len(plies):
             return np.zeros(0)
+        # Worlds often agree on a seat's hand at a play: each (play, hand) is evaluated once.
+        keys = (hands.astype(np.uint64) @ _BITS) * np.uint64(64) + plies.astype(np.uint64)
+        _, first, back = np.unique(keys, return_index=True, return_inverse=True)
+        plies, hands = plies[first], hands[first]
         legal = follow_suit(hands, public.led[plies])
-        return self.model.log_prob_rows(self._public_pre(public), plies, hands,
-                                        public.cards[plies], legal).astype(np.float64)
+        out = self.model.log_prob_rows(self._public_pre(public), plies, hands,
+                                       public.cards[plies], legal).astype(np.float64)
+        return out[back.reshape(-1)]

@@ -53,8 +53,8 @@ class SamplingConfig:
     # holders told: evaluation only) | marginals (raw player only: no deals, the network reads
     # the belief's marginals) | policy (worlds from the card-location network weighed by the
     # behaviour network's probability of every play seen, sampling/particles.py) | posterior
-    # (the same weighed by Mr. Greed's own program: the posterior ceiling against Mr. Greeds,
-    # evaluation only)
+    # (the same with Mr. Greed's own program at the Mr. Greeds' seats: the posterior ceiling
+    # against Mr. Greeds, evaluation only)
     method: str = "stratified"
     num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
     per_stratum: int = 1  # deals drawn in each stratum
@@ -72,8 +72,8 @@ class SamplingConfig:
     calibrate_above: int = 0
     # policy | posterior: worlds proposed at a decision, kept between decisions, and the pool's
     # effective sample size below which a decision proposes fresh worlds
-    proposals: int = 64
-    keep: int = 128
+    proposals: int = 128
+    keep: int = 256
     refresh_ess: float = 16.0
     # policy | posterior: each play's probability floored at `floor`, then to the power
     # `temperature`
@@ -82,7 +82,9 @@ class SamplingConfig:
     # policy | posterior: the worlds' prior, uniform over the consistent worlds (the belief only
     # proposes) | belief (the card-location network's product: it and the plays both count)
     prior: str = "uniform"
-    behaviour: str = ""  # policy: the behaviour network file ("" = the shipped models/behaviour.pt)
+    # policy | posterior: the behaviour network file ("" = the shipped models/behaviour.pt); the
+    # posterior models the seats whose program it is not told (its partner) by it
+    behaviour: str = ""
     greed_draws: int = 128  # posterior: deals behind each estimate of Mr. Greed's play
 
     def __post_init__(self):
@@ -154,13 +156,14 @@ class Sampler:
             self.weigher = ParticleWeigher(WeighingConfig(
                 config.proposals, config.keep, config.temperature, config.floor, config.prior,
                 refresh_ess=config.refresh_ess), config.calibrate, config.calibrate_above)
-        if config.method == "policy":
-            behaviour = BehaviourPlayModel(load_behaviour(config.behaviour))
-            self.models = {offset: behaviour for offset in (1, 2, 3)}  # relative seats
+        self.behaviour = None
+        if config.method in WEIGHED:  # the posterior models its partner by it
+            self.behaviour = BehaviourPlayModel(load_behaviour(config.behaviour))
 
     def known_players(self, models: dict) -> None:
         """The play models of the seats whose program is known (absolute seat -> PlayModel):
-        what `posterior` weighs the worlds by; given by the evaluation arena only."""
+        what `posterior` weighs the worlds by at those seats (the behaviour network at the
+        others); given by the evaluation arena only."""
         self.models = dict(models)
 
     @property
@@ -220,15 +223,16 @@ class Sampler:
     def _weighed(self, view: InfoView, belief: np.ndarray, rng: np.random.Generator,
                  num_deals: int) -> DealSample:
         """Deals from the pool of worlds weighed by the plays (sampling/particles.py)."""
-        if self.config.method == "policy":
-            models = {(view.seat + offset) % 4: model for offset, model in self.models.items()}
-        else:
-            models = {seat: m for seat, m in self.models.items() if seat != view.seat}
-            if not models:
+        others = [(view.seat + offset) % 4 for offset in (1, 2, 3)]
+        models = {seat: self.behaviour for seat in others}
+        if self.config.method == "posterior":
+            known = {seat: m for seat, m in self.models.items() if seat != view.seat}
+            if not known:
                 raise PosteriorError("sampling method posterior weighs the worlds by the "
                                      "opponents' own program, which only the evaluation arena "
                                      "gives (against Mr. Greeds): it is for evaluation only, "
                                      "never for a real game")
+            models.update(known)  # the seats whose program is known by it, the others as policy
         w = self.weigher.weigh(view, belief, models, num_deals, rng)
         d = len(w.owners)
         return DealSample(w.owners, w.weights, np.zeros(d, dtype=np.int64), (),

@@ -12,6 +12,7 @@ Reads the games of train/hidden_games.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Optional
@@ -19,15 +20,19 @@ from typing import Optional
 import numpy as np
 
 from scrofazero import shipped
+from scrofazero.agents.mr_greed import GreedPlayModel
 from scrofazero.atomic import write_json_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.behaviour import load_behaviour
 from scrofazero.nn.belief import Positions, load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.sampling.belief import MIN_WEIGHT, fitted_weights, marginals
+from scrofazero.sampling.belief import MIN_WEIGHT, fitted_weights, marginals, view_weights
 from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.oracle import DECIDING
+from scrofazero.sampling.particles import ParticleWeigher, WeighingConfig
+from scrofazero.sampling.policy import BehaviourPlayModel
 from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, sample_owners
 from scrofazero.settings import Count, NonNegativeInt, run_module
@@ -187,6 +192,95 @@ def iec_comparison(data, beliefs, checkpoint, games: int = 60, draws: int = 32, 
             **{f"{part}": {name: score(q, sel) for name, q in methods.items()}
                for part, sel in (("all", np.ones_like(uncertain)), ("deciding", deciding),
                                  ("tricks_7_13", late))}}
+
+
+def weighing_report(data, beliefs, behaviour=None, games: int = 40, val_fraction: float = 0.05,
+                    seed: int = 0, shrink: float = 0.1, greed_draws: int = 64,
+                    weighing: WeighingConfig | None = None, posterior: bool = True) -> dict:
+    """Worlds weighed by the plays against the belief, on held-out games.
+
+    At every decision of seat 0 in each of the first `games` held-out games (its hand carried
+    through, as a player's pool is), the card-location belief of: the deals `method=belief`
+    draws (the belief's calibrated product), the pool weighed by the behaviour network
+    (`method=policy`), the pool weighed by Mr. Greed's own program at the Mr. Greed seats and
+    the behaviour network at the others (`method=posterior`, in games with a Mr. Greed), and
+    the exact uniform prior. Each is scored on the
+    true holder of every card whose holder is uncertain: the mean probability given to it and
+    the log-loss after shrinking toward the uniform prior by `shrink` (a pool of finitely many
+    worlds gives some cells 0); all cards, the deciding cards, by trick; with the pools' mean
+    effective sample size.
+
+    Args:
+        data: folders of game shards.
+        beliefs: the card-location network file (None: shipped).
+        behaviour: the behaviour network file (None: shipped).
+        games: held-out games scored.
+        val_fraction: the held-out share (as the fits hold games out).
+        seed: seeds the weighers' proposals.
+        shrink: the share of the uniform prior mixed into every method before its log-loss.
+        greed_draws: deals behind each estimate of Mr. Greed's play probability.
+        weighing: the weighers' settings (default WeighingConfig()).
+        posterior: whether to weigh by Mr. Greed's program too (the slow part).
+    """
+    records = load_shards(data)
+    _, val_g = split(records, val_fraction)
+    val_g = val_g[:games]
+    belief_model = load_belief(beliefs)
+    policy = BehaviourPlayModel(load_behaviour(behaviour))
+    weighing = weighing or WeighingConfig()
+    greed = list(KINDS).index("greed")
+    scores: dict = {m: [] for m in ("belief", "policy", "posterior", "uniform")}
+    rows = []  # (trick, deciding, method -> p_true)
+    ess = {"policy": [], "posterior": []}
+    rng = np.random.default_rng(seed)
+    for game in val_g:
+        state = GongzhuState(records.deal[game], int(records.leader[game]))
+        weighers = {m: ParticleWeigher(weighing) for m in ("policy", "posterior")}
+        greeds = {s: GreedPlayModel(draws=greed_draws, seed=seed) for s in range(1, 4)
+                  if records.kinds[game, s] == greed and posterior}
+        for ply in range(NUM_CARDS):
+            if state.current_player == 0 and len(state.legal_actions()) > 1:
+                view = state.view(0)
+                belief = belief_model.probabilities(view)
+                cards, sizes, others, cells = view_weights(view, belief)
+                if len(cards):
+                    found = {"belief": marginals(fitted_weights(cells, sizes), sizes),
+                             "uniform": marginals((cells > 0).astype(float), sizes)}
+                    models = {"policy": {s: policy for s in (1, 2, 3)},
+                              "posterior": {**{s: policy for s in (1, 2, 3)}, **greeds}}
+                    for m, weigher in weighers.items():
+                        if m == "policy" or greeds:
+                            w = weigher.weigh(view, belief, models[m], 18, rng)
+                            found[m] = w.marginals[np.ix_(cards, others)]
+                            ess[m].append(w.ess)
+                    holder = [others.index(next(s for s in range(4) if state.hands[s] >> c & 1))
+                              for c in cards]
+                    uncertain = (cells > 0).sum(axis=1) > 1
+                    for i in np.flatnonzero(uncertain):
+                        rows.append((ply // 4, int(cards[i]) in DECIDING,
+                                     {m: (1 - shrink) * q[i, holder[i]] + shrink *
+                                      found["uniform"][i, holder[i]] if m != "uniform" else
+                                      q[i, holder[i]] for m, q in found.items()},
+                                     {m: q[i, holder[i]] for m, q in found.items()}))
+            state.apply(int(records.cards[game, ply]))
+
+    def summary(sel) -> dict:
+        out = {"cards": len(sel)}
+        for m in scores:
+            shrunk = [r[2][m] for r in sel if m in r[2]]
+            raw = [r[3][m] for r in sel if m in r[3]]
+            if shrunk:
+                out[m] = {"logloss": float(-np.log(np.maximum(shrunk, 1e-12)).mean()),
+                          "p_true": float(np.mean(raw)), "cards": len(raw)}
+        return out
+
+    return {"games": len(val_g), "shrink": shrink, "weighing": dataclasses.asdict(weighing),
+            "ess": {m: float(np.mean(v)) if v else None for m, v in ess.items()},
+            "all": summary(rows), "deciding": summary([r for r in rows if r[1]]),
+            # the cards of the games with a Mr. Greed, where every method is scored
+            "with_greed": summary([r for r in rows if "posterior" in r[2]]),
+            "deciding_with_greed": summary([r for r in rows if r[1] and "posterior" in r[2]]),
+            "by_trick": [summary([r for r in rows if r[0] == t]) for t in range(13)]}
 
 
 @dataclass

@@ -199,8 +199,14 @@ def tiny_net():
     return PolicyValueNet(hidden=(16,), num_blocks=1)
 
 
-def test_posterior_is_refused_outside_the_arena():
-    config = SamplingConfig(method="posterior", num_deals=3, proposals=8, greed_draws=8)
+@pytest.fixture(scope="module")
+def behaviour_file(tmp_path_factory):
+    return str(save_behaviour(tmp_path_factory.mktemp("behaviour") / "b.pt", BehaviourNet(16, 1)))
+
+
+def test_posterior_is_refused_outside_the_arena(behaviour_file):
+    config = SamplingConfig(method="posterior", num_deals=3, proposals=8, greed_draws=8,
+                            behaviour=behaviour_file)
     agent = make_agent("raw", model=tiny_net(), sampling=config)
     with pytest.raises(ValueError, match="evaluation only"):
         check_real_game(agent, "a table")
@@ -210,9 +216,9 @@ def test_posterior_is_refused_outside_the_arena():
     check_real_game(make_agent("raw", model=tiny_net()))  # the defaults play for real
 
 
-def test_posterior_raw_player_plays_in_the_arena(tmp_path):
+def test_posterior_raw_player_plays_in_the_arena(behaviour_file):
     config = SamplingConfig(method="posterior", num_deals=3, proposals=6, keep=12,
-                            greed_draws=8)
+                            greed_draws=8, behaviour=behaviour_file)
     raw = make_agent("raw", model=tiny_net(), sampling=config)
     greed = MrGreed(num_samples=4)
     deal = np.random.default_rng(3).permutation(52)
@@ -244,10 +250,8 @@ def test_greed_play_model_is_greeds_probability():
     assert got[0] == pytest.approx(np.log(max(want, 1e-12)))
 
 
-def test_policy_sampler_plays_with_a_behaviour_file(tmp_path):
-    save_behaviour(tmp_path / "b.pt", BehaviourNet(16, 1))
-    config = SamplingConfig(method="policy", num_deals=4, proposals=8,
-                            behaviour=str(tmp_path / "b.pt"))
+def test_policy_sampler_plays_with_a_behaviour_file(behaviour_file):
+    config = SamplingConfig(method="policy", num_deals=4, proposals=8, behaviour=behaviour_file)
     raw = make_agent("raw", model=tiny_net(), sampling=config)
     check_real_game(raw)  # policy inference needs nothing a real game lacks
     deal = np.random.default_rng(4).permutation(52)

@@ -2,7 +2,9 @@
 
 Invariants: the report scores held-out games against the exact uniform prior, by trick; the IEC
 comparison scores the same positions for every method, and shrunk all the way to the prior both
-sampled estimates are the prior; the command line writes what it prints.
+sampled estimates are the prior; the command line writes what it prints; the weighing report
+scores the belief, the weighed pools and the prior on the same cards (an untrained behaviour
+network's pool scores as the prior).
 """
 
 import json
@@ -10,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from scrofazero.nn.behaviour import BehaviourNet, save_behaviour
 from scrofazero.nn.belief import BeliefNet, save_belief
+from scrofazero.sampling.particles import WeighingConfig
 from scrofazero.train import belief_report as R
 from scrofazero.train.hidden_games import generate
 
@@ -59,3 +63,19 @@ def test_prior_network_scores_as_the_prior(games, prior_net, tmp_path, capsys):
                                                              abs=1e-3)
     with pytest.raises(ValueError, match="data="):
         R.print_report(R.ReportConfig())
+
+
+def test_weighing_report_scores_every_method_on_the_same_cards(games, prior_net, tmp_path):
+    # An untrained behaviour network plays uniformly over the legal cards, so the policy pool
+    # knows what the uniform prior knows: its belief scores about as the prior does.
+    behaviour = save_behaviour(tmp_path / "b.pt", BehaviourNet(16, 0))
+    weighing = WeighingConfig(proposals=400, keep=400)
+    result = R.weighing_report(games, prior_net, behaviour, games=1, val_fraction=0.5,
+                               weighing=weighing, greed_draws=8)
+    every = result["all"]
+    assert every["cards"] > 0 and set(every) >= {"belief", "policy", "uniform"}
+    assert every["policy"]["cards"] == every["uniform"]["cards"] == every["cards"]
+    assert every["policy"]["p_true"] == pytest.approx(every["uniform"]["p_true"], abs=0.03)
+    assert len(result["by_trick"]) == 13 and result["ess"]["policy"] > 1
+    if result["with_greed"]["cards"]:  # the game had a Mr. Greed beside seat 0
+        assert result["with_greed"]["posterior"]["cards"] == result["with_greed"]["cards"]
