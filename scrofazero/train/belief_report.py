@@ -28,7 +28,13 @@ from scrofazero.nn.behaviour import load_behaviour
 from scrofazero.nn.belief import Positions, load_belief
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
-from scrofazero.sampling.belief import MIN_WEIGHT, fitted_weights, marginals, view_weights
+from scrofazero.sampling.belief import (
+    MIN_WEIGHT,
+    fitted_weights,
+    log_partition,
+    marginals,
+    view_weights,
+)
 from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.oracle import DECIDING
 from scrofazero.sampling.particles import ParticleWeigher, WeighingConfig
@@ -70,6 +76,39 @@ def constrained(p: Positions, cells: np.ndarray, fit: bool = True,
     return out
 
 
+def true_state_log_ratio(p: Positions, cells: np.ndarray, target: np.ndarray,
+                         fit: bool = True) -> np.ndarray:
+    """[B] log of the true-state sampling ratio of each position (Solinas, Rebstock, Takeda and
+    Buro 2019): the probability the sampler gives the true world (the calibrated product model
+    of `cells`, as `constrained` draws, or its plain product without `fit`) times the number of
+    worlds consistent with the view; 0 for the uniform sampler, > 0 when the true world is
+    likelier than under it. Positions with nothing unseen give 0.
+
+    Args:
+        p: B positions.
+        cells: [B, 52, 3] the belief's cells (0 where a seat cannot hold a card).
+        target: [B, 52] the true holder's relative seat of each unseen card (-1 for seen).
+        fit: calibrate the product to the belief's marginals, as the player does.
+    """
+    out = np.zeros(len(p))
+    for row in range(len(p)):
+        cards = np.flatnonzero(target[row] >= 0)
+        if not len(cards):
+            continue
+        sizes = np.zeros(3, dtype=np.int64)
+        played = p.seats[row, :p.plies[row]]
+        for j in range(3):
+            sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
+        w = cells[row, cards]
+        if fit:
+            w = fitted_weights(w, sizes, SamplingConfig.calibrate)
+        with np.errstate(divide="ignore"):
+            log_q = np.log(w[np.arange(len(cards)), target[row, cards]]).sum()
+        out[row] = (log_q - log_partition(w, sizes)
+                    + log_partition((cells[row, cards] > 0).astype(float), sizes))
+    return out
+
+
 def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
     exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
@@ -77,7 +116,9 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     logloss_sampled the marginals of the deals the player draws from it (the default settings:
     calibrated under the exact hand sizes); logloss_fit_early those calibrated only while more
     than 15 cards are unseen, the product later (`calibrate_above=15`); logloss_product those of
-    the constrained product of its probabilities as they are (`calibrate=0`)."""
+    the constrained product of its probabilities as they are (`calibrate=0`). true_state: the
+    mean log true-state sampling ratio of the deals the player draws (true_state_log_ratio), per
+    position (its by_trick rows: positions in that trick)."""
     records = load_shards(data)
     _, val_g = split(records, val_fraction)
     val_g = val_g[:games]
@@ -119,8 +160,13 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
                 "accuracy_belief": float(acc_net[sel].mean()),
                 "accuracy_uniform": float(acc_uni[sel].mean())}
 
+    ratio = true_state_log_ratio(p, cells, target)
+    position_trick = p.plies // 4
     names = list(KINDS)
     return {"games": len(val_g), "all": stats(np.ones_like(uncertain)),
+            "true_state": {"log_ratio": float(ratio.mean()),
+                           "by_trick": [float(ratio[position_trick == k].mean())
+                                        for k in range(13)]},
             "deciding": stats(deciding),
             "by_trick": [stats(trick == k) for k in range(13)],
             "deciding_by_trick": [stats(deciding & (trick == k)) for k in range(13)],

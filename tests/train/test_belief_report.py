@@ -4,19 +4,22 @@ Invariants: the report scores held-out games against the exact uniform prior, by
 comparison scores the same positions for every method, and shrunk all the way to the prior both
 sampled estimates are the prior; the command line writes what it prints; the weighing report
 scores the belief, the weighed pools and the prior on the same cards (an untrained behaviour
-network's pool scores as the prior).
+network's pool scores as the prior); the true-state sampling ratio is 1 for the uniform sampler
+and the number of consistent worlds for a sampler sure of the truth.
 """
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from scrofazero.nn.behaviour import BehaviourNet, save_behaviour
 from scrofazero.nn.belief import BeliefNet, save_belief
+from scrofazero.sampling.belief import log_partition
 from scrofazero.sampling.particles import WeighingConfig
 from scrofazero.train import belief_report as R
-from scrofazero.train.hidden_games import generate
+from scrofazero.train.hidden_games import generate, load_shards, positions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,3 +82,23 @@ def test_weighing_report_scores_every_method_on_the_same_cards(games, prior_net,
     assert len(result["by_trick"]) == 13 and result["ess"]["policy"] > 1
     if result["with_greed"]["cards"]:  # the game had a Mr. Greed beside seat 0
         assert result["with_greed"]["posterior"]["cards"] == result["with_greed"]["cards"]
+
+
+def test_true_state_ratio_is_zero_for_uniform_and_log_count_for_the_truth(games):
+    records = load_shards(games)
+    g, plies = np.array([0, 0, 1]), np.array([10, 30, 41])
+    p, target, allowed = positions(records, g, plies)
+    uniform = allowed.astype(float)
+    np.testing.assert_allclose(R.true_state_log_ratio(p, uniform, target, fit=False), 0.0,
+                               atol=1e-9)
+    # a belief certain of the truth: the true world has probability ~1, the ratio is the number
+    # of consistent worlds
+    sure = np.where(allowed, 1e-9, 0.0)
+    rows, cards = np.nonzero(target >= 0)
+    sure[rows, cards, target[rows, cards]] = 1.0
+    ratio = R.true_state_log_ratio(p, sure, target, fit=False)
+    for row in range(len(p)):
+        unseen = np.flatnonzero(target[row] >= 0)
+        sizes = [int(np.sum(target[row] == j)) for j in range(3)]
+        count = log_partition(allowed[row, unseen].astype(float), sizes)
+        assert ratio[row] == pytest.approx(count, abs=1e-3)
