@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# The checks that need a GPU, as one prepared script (under 8 minutes on one modern GPU):
-#   1. paper-network self-play games/s and learner samples/s (benchmarks/learner.py), beside
-#      the 0.9 M and 4.1 M networks;
-#   2. 80 batches (5,120 games) of the `paper` preset and its raw WPG on 256 standard deals x 2
-#      (benchmarks/learning.py), beside the original's -106 at 5,120 games.
+# The checks that need a GPU, as one prepared script that fits in 9 minutes on one H100 with 16
+# cores (each step's budget in brackets; gpu_timing.json records what each took). Every figure
+# goes to JSON under OUT_DIR with the device's name (docs/gpu.md says what each one measures):
+#   1. learner.json: self-play games/s beside learner samples/s for the default (0.9 M) and the
+#      paper network (benchmarks/learner.py) [45 s];
+#   2. gpu_selfplay.json: self-play games/s at lockstep widths 64..4096 of the same two
+#      networks, this process's lockstep beside train.actors=auto (one actor per core and one
+#      inference server), with the GPU's utilisation during each batch
+#      (benchmarks/actors.py) [150 s];
+#   3. gpu_learner.json: learner samples/s for train.learner_precision=float32|tf32|bf16 at
+#      minibatch 64 and 1024 [30 s];
+#   4. gpu_profile.json: where the single process's self-play time goes (network, host-device
+#      copies, encoding, tree and engine) at widths 256 and 4096 [30 s];
+#   5. gpu_training.json (with learning.json, learning.png): the default preset trained from
+#      scratch with train.actors=auto for TRAIN_MINUTES (2.5) minutes of training time, then
+#      the raw WPG of its first and last network on 256 standard deals x 2
+#      (benchmarks/learning.py --measure-only), the GPU's utilisation during training [240 s].
 #
 #   bash benchmarks/gpu.sh [OUT_DIR]       # on a GPU machine: figures in OUT_DIR (results/gpu)
 #   TINY=1 bash benchmarks/gpu.sh OUT_DIR  # a tiny setting that runs anywhere (the test suite)
@@ -12,20 +24,84 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/gpu}
 mkdir -p "$OUT"
 PY=${PYTHON:-python}
+TRAIN_MINUTES=${TRAIN_MINUTES:-2.5}
+RUN=gpu_default
 if [ "${TINY:-0}" = "1" ]; then
-    SIZES=tiny; GAMES=2; STEPS=3; PRESET=smoke; LEARN_GAMES=8; PER_BATCH=4; DEALS=1; WORKERS=1
+    SIZES=tiny; GAMES=2; STEPS=3; PRESET=smoke; PER_BATCH=4; DEALS=1; WORKERS=1
+    ACTORS=2; LIMIT=train.max_batches=2; TINY_FLAG=--tiny; NETWORKS=tiny
+    WIDTHS=4,8; PROFILE=4; LEARNER_STEPS=3
 else
-    SIZES=small,medium,paper; GAMES=64; STEPS=200; PRESET=paper; LEARN_GAMES=5120
-    PER_BATCH=64; DEALS=256; WORKERS=0
+    SIZES=small,paper; GAMES=64; STEPS=100; PRESET=cpu; PER_BATCH=64; DEALS=256; WORKERS=0
+    ACTORS=auto; LIMIT=train.max_minutes=$TRAIN_MINUTES; TINY_FLAG=; NETWORKS=small,paper
+    WIDTHS=64,256,1024,4096; PROFILE=256,4096; LEARNER_STEPS=100
 fi
-"$PY" - <<'PYEOF'
-import torch
-print("device:", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu (no GPU)")
+TIMES=()
+timed() {  # timed NAME COMMAND...: run it, keep its wall seconds for gpu_timing.json
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    TIMES+=("\"$name\": $((SECONDS - start))")
+}
+train_for_a_while() {
+    rm -rf "${OUT:?}/checkpoints/$RUN" "${OUT:?}/runs/$RUN"  # from scratch, every time
+    local samples="$OUT/utilisation_training.csv" sampler=
+    : >"$samples"
+    if command -v nvidia-smi >/dev/null 2>&1; then  # the GPU's utilisation every 500 ms
+        nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 \
+            >"$samples" &
+        sampler=$!
+    fi
+    "$PY" train.py experiment="$PRESET" run="$RUN" checkpoint_dir="$OUT/checkpoints" \
+        log_dir="$OUT/runs" train.actors="$ACTORS" train.eval_every=0 "$LIMIT" progress=false
+    if [ -n "$sampler" ]; then
+        kill "$sampler" 2>/dev/null || true
+        wait "$sampler" 2>/dev/null || true
+    fi
+    # The last network as learning.py's copy at its game count (games_<N>.pt), then its WPG.
+    REACHED=$("$PY" - "$OUT/checkpoints/$RUN" <<'PYEOF'
+import sys
+from pathlib import Path
+from scrofazero.atomic import copy_atomic
+from scrofazero.nn.checkpoint import load_checkpoint
+run = Path(sys.argv[1])
+games = int(load_checkpoint(run / "latest.pt")["extra"]["games"])
+copy_atomic(run / "latest.pt", run / f"games_{games}.pt")
+print(games)
 PYEOF
-"$PY" benchmarks/learner.py --sizes "$SIZES" --games "$GAMES" --steps "$STEPS" \
+)
+    "$PY" benchmarks/learning.py --measure-only --run "$RUN" --preset "$PRESET" \
+        --games "$REACHED" --games-per-batch "$PER_BATCH" --deals "$DEALS" \
+        --workers "$WORKERS" --checkpoint-dir "$OUT/checkpoints" --log-dir "$OUT/runs" \
+        --json "$OUT/learning.json" --png "$OUT/learning.png"
+}
+
+DEVICE=$("$PY" -c "import torch; print(torch.cuda.get_device_name(0)
+if torch.cuda.is_available() else 'cpu (no GPU)')")
+echo "device: $DEVICE"
+timed learner "$PY" benchmarks/learner.py --sizes "$SIZES" --games "$GAMES" --steps "$STEPS" \
     --json "$OUT/learner.json"
-"$PY" benchmarks/learning.py --run gpu_"$PRESET" --preset "$PRESET" --games "$LEARN_GAMES" \
-    --games-per-batch "$PER_BATCH" --deals "$DEALS" --workers "$WORKERS" \
-    --checkpoint-dir "$OUT/checkpoints" --log-dir "$OUT/runs" \
-    --json "$OUT/learning.json" --png "$OUT/learning.png" train.eval_every=0
-echo "figures in $OUT (original at 5,120 games: raw WPG -106)"
+timed selfplay "$PY" benchmarks/actors.py $TINY_FLAG --networks "$NETWORKS" --widths "$WIDTHS" \
+    --actors "$ACTORS" --json "$OUT/gpu_selfplay.json"
+timed learner_precision "$PY" benchmarks/actors.py $TINY_FLAG --networks "$NETWORKS" \
+    --widths "" --learner float32,tf32,bf16 --learner-steps "$LEARNER_STEPS" \
+    --json "$OUT/gpu_learner.json"
+timed profile "$PY" benchmarks/actors.py $TINY_FLAG --networks "$NETWORKS" --widths "" \
+    --profile "$PROFILE" --json "$OUT/gpu_profile.json"
+timed training train_for_a_while
+"$PY" - "$OUT" "$DEVICE" "$PRESET" "$ACTORS" "$LIMIT" <<'PYEOF'
+import json, sys
+from pathlib import Path
+from scrofazero.atomic import write_json_atomic
+out, device, preset, actors, limit = Path(sys.argv[1]), *sys.argv[2:]
+learning = json.loads((out / "learning.json").read_text())
+samples = [float(x) for x in (out / "utilisation_training.csv").read_text().split() if x]
+result = {"device": device, "preset": preset, "train.actors": actors, "limit": limit,
+          "games": learning["games"], "minutes": learning["minutes"], "wpg": learning["wpg"],
+          "stderr": learning["stderr"], "deals": learning["deals"],
+          "games_per_minute": learning["games"][-1] / max(learning["minutes"][-1], 1e-9),
+          "gpu_utilisation_mean": sum(samples) / len(samples) if samples else None}
+print(f"wrote {write_json_atomic(out / 'gpu_training.json', result)}")
+PYEOF
+(IFS=,; printf '{"device": "%s", "seconds": {%s}}\n' "$DEVICE" "${TIMES[*]}") \
+    >"$OUT/gpu_timing.json"
+echo "figures in $OUT ($(cat "$OUT/gpu_timing.json"))"

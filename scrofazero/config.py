@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 
 import torch
 from omegaconf import OmegaConf
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from scrofazero.agents.mr_greed import GreedSettings
 from scrofazero.agents.raw_net import RawSettings
@@ -40,12 +40,21 @@ from scrofazero.settings import (
     check_bounds,
     one_of,
 )
+from scrofazero.train.actors import MAX_ACTORS
 from scrofazero.train.inference_fit import InferenceFitConfig
-from scrofazero.train.learner import VALUE_LOSSES
+from scrofazero.train.learner import LEARNER_PRECISIONS, VALUE_LOSSES
 from scrofazero.train.schedule import INFERENCE, PHASE_KEYS, PhaseConfig, check_schedule
 from scrofazero.train.selfplay import POLICY_TARGETS
 from scrofazero.train.warm_start import WarmStartConfig
 
+
+def _actors(value: str) -> str:
+    if value != "auto" and not (value.isdigit() and int(value) <= MAX_ACTORS):
+        raise ValueError(f"choose auto or a number of self-play processes in 0..{MAX_ACTORS}")
+    return value
+
+
+Actors = Annotated[str, AfterValidator(_actors)]  # train.actors: auto or 0..MAX_ACTORS
 Width = at_most(MAX_WIDTH)  # a layer width of the network
 Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
 Betas = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], Field(min_length=2, max_length=2)]
@@ -137,6 +146,12 @@ class TrainConfig:
     # average the weights: after every optimiser step average = ema x average + (1 - ema) x
     # weights (0: off); evaluation and saved networks use the average, self-play the weights
     ema: Decay = 0.0
+    # self-play processes: 0 or 1: in the learner's process | N: N actors and one inference
+    # server (train/actors.py) | auto: one actor per core when the device is CUDA, else 0
+    actors: Actors = "0"
+    # the learner's arithmetic: auto (bf16 autocast on CUDA, float32 on CPU) | float32 | tf32
+    # (TF32 matmuls on CUDA) | bf16 (bf16 autocast, CUDA or CPU)
+    learner_precision: one_of(*LEARNER_PRECISIONS) = "auto"
 
 
 @dataclass
@@ -290,6 +305,9 @@ def check_gongzhu_train(settings: GongzhuTrainConfig) -> None:
     if settings.resume_from and settings.resume:
         raise ValueError("resume=true and resume_from=PATH: resume continues this run's folder, "
                          "resume_from a state file in a new folder; choose one")
+    if settings.distributed == "ray" and t.actors not in ("0", "1", "auto"):
+        raise ValueError(f"train.actors={t.actors} with distributed=ray: Ray has its own "
+                         "self-play actors (ray.actors); choose one")
     if settings.resume_from and t.init_from:
         raise ValueError("train.init_from and resume_from: a continued run keeps its network; "
                          "choose one")

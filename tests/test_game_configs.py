@@ -7,8 +7,9 @@ Crew's. The Gongzhu command lines of README.md, docs/commands.md and models/long
 resolve to the settings they resolved to at commit b0b7147 (tests/data/configs_b0b7147.json),
 but for `game.leader` (gone), the root's `seed` (new, and train.seed follows it),
 `train.search_scale` (new, 1 = off), `train.state_weights` and `train.inference` (new,
-float32 = as before), `train.ema` (new, 0 = off), the `cpu` preset's schedule (two phases added
-at its end),
+float32 = as before), `train.ema` (new, 0 = off), `train.actors` (new, 0 = self-play in the
+learner's process, as before), `train.learner_precision` (new, auto = as before), the `cpu`
+preset's schedule (two phases added at its end),
 evaluate's `belief_opponent` (new, None = as before) and the player's
 `scrofazero.weighting.plays` (new, relevant = the paper's plays, as before) and
 `scrofazero.precision` (new, float32 = as before), and the
@@ -117,8 +118,12 @@ def test_gongzhu_train_command_lines_resolve_as_before(case):
     assert inference and new["learner"] == "selfplay"  # new since, self-play by default
     assert set(_flatten(new)) - set(_flatten(old)) == {"seed", "train.search_scale",
                                                        "train.state_weights", "train.inference",
-                                                       "train.ema", "learner", *inference}
+                                                       "train.ema", "train.actors",
+                                                       "train.learner_precision", "learner",
+                                                       *inference}
     assert new["train"]["ema"] == 0.0  # new since, and off by default
+    # new since: self-play in the learner's process, the learner's precision as before
+    assert new["train"]["actors"] == "0" and new["train"]["learner_precision"] == "auto"
     assert new["train"]["inference"] == "float32"  # new since, as before by default
     assert new["train"]["search_scale"] == 1.0  # new since, and off by default
     assert new["train"]["state_weights"] == "float32"  # new since, as before by default

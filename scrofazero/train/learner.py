@@ -10,7 +10,7 @@ arrays from the replay buffer and returns float metrics; only the entry point lo
 from __future__ import annotations
 
 import copy
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import Sequence
 
 import numpy as np
@@ -82,6 +82,11 @@ def _to_device(batch: dict[str, np.ndarray], device) -> dict[str, torch.Tensor]:
             for k in keys if k in batch}
 
 
+# train.learner_precision: auto (bf16 autocast on CUDA, float32 elsewhere: the learner before
+# the setting) | float32 | tf32 (TF32 matmuls on CUDA) | bf16 (bf16 autocast, CUDA or CPU).
+LEARNER_PRECISIONS = ("auto", "float32", "tf32", "bf16")
+
+
 def train_step(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -92,33 +97,64 @@ def train_step(
     value_unit: float = 1.0,
     value_loss: str = "rmse",
     aux_weight: float = 0.0,
+    precision: str = "auto",
 ) -> dict[str, float]:
     """One Adam step on a minibatch (numpy arrays as from ReplayBuffer.minibatches).
 
-    amp: bf16 autocast for the forward pass; None = on when `device` is CUDA. Never on CPU
-    (CPU bf16 is slower there and only the GPU run is tuned for it). The loss is computed in
-    float32 either way. Returns {"loss/policy", "loss/value", "loss/total"} as floats.
+    amp (with precision "auto"): bf16 autocast for the forward pass; None = on when `device` is
+    CUDA. Never on CPU (CPU bf16 is slower there and only the GPU run is tuned for it).
+    precision (train.learner_precision) other than "auto" decides instead of amp: "float32" no
+    autocast; "tf32" no autocast, the float32 matmuls of the whole step (forward and backward)
+    in TF32 on CUDA (torch.backends.cuda.matmul.allow_tf32, given back after the step; the same
+    as float32 elsewhere); "bf16" bf16 autocast of the forward pass on CUDA or CPU. The loss is
+    computed in float32 either way. Returns {"loss/policy", "loss/value", "loss/total"} as
+    floats.
     """
     device = torch.device(device)
     on_cuda = device.type == "cuda"
-    use_amp = on_cuda if amp is None else (amp and on_cuda)
+    if precision == "auto":
+        use_amp = on_cuda if amp is None else (amp and on_cuda)
+    elif precision in LEARNER_PRECISIONS:
+        use_amp = precision == "bf16"
+        if use_amp and device.type not in ("cuda", "cpu"):
+            raise ValueError(f"learner precision bf16 runs on cuda or cpu, not {device.type}")
+    else:
+        raise ValueError(f"learner precision must be one of {', '.join(LEARNER_PRECISIONS)}, "
+                         f"got {precision!r}")
     t = _to_device(batch, device)
     model.train()
-    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else nullcontext()
+    ctx = torch.autocast(device.type, dtype=torch.bfloat16) if use_amp else nullcontext()
     use_aux = aux_weight > 0 and getattr(model, "aux", False) and "capture_target" in t
-    with ctx:
-        if use_aux:
-            logits, value, points, capture = model.forward_aux(t["inputs"].float())
-        else:
-            logits, value = model(t["inputs"].float())  # [B, 52], [B]
-    total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss,
-                             aux=(points, capture) if use_aux else None, aux_weight=aux_weight)
-    optimizer.zero_grad(set_to_none=True)
-    total.backward()
-    optimizer.step()
+    with _tf32(precision == "tf32" and on_cuda):
+        with ctx:
+            if use_aux:
+                logits, value, points, capture = model.forward_aux(t["inputs"].float())
+            else:
+                logits, value = model(t["inputs"].float())  # [B, 52], [B]
+        total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss,
+                                 aux=(points, capture) if use_aux else None,
+                                 aux_weight=aux_weight)
+        optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        optimizer.step()
     # One host sync for all metrics.
     values = torch.stack(list(metrics.values())).tolist()
     return dict(zip(metrics.keys(), values))
+
+
+@contextmanager
+def _tf32(enabled: bool):
+    """TF32 matmuls within the block when `enabled` (the flag is process-wide: the
+    evaluator's forwards in the same process keep their own precision)."""
+    if not enabled:
+        yield
+        return
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def average_of(model: torch.nn.Module) -> torch.nn.Module:

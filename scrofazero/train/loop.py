@@ -2,10 +2,11 @@
 
 `train_loop` is the algorithm, read top to bottom: a fresh run first fits the network to Mr.
 Greed's games when asked (the warm start), evaluates it and checkpoints it; then every batch
-enters the schedule's phase for the games played so far, plays a batch of self-play games, adds
-them to the replay and learns from it, logs, evaluates when due and checkpoints when due, until
-train.max_batches or train.max_minutes. Each step is a function of its own, which the
-distributed trainer (train/distributed.py) calls in the same order with its actors' records.
+enters the schedule's phase for the games played so far, plays a batch of self-play games (in
+this process, or on train.actors' processes: train/actors.py), adds them to the replay and
+learns from it, logs, evaluates when due and checkpoints when due, until train.max_batches or
+train.max_minutes. Each step is a function of its own, which the distributed trainer
+(train/distributed.py) calls in the same order with its actors' records.
 
 The run's state and its checkpoints are train/state.py's; the run folder (checkpoints/<run>/,
 locked), tensorboard (runs/<run>/), the fresh-or-resume decision and eval.jsonl belong to the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -36,6 +38,7 @@ from scrofazero.nn.checkpoint import save_model_file
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.runs import RunFolder
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.actors import ActorPool, actor_count, batch_seed
 from scrofazero.train.learner import train_step, update_average
 from scrofazero.train.schedule import PHASE_KEYS
 from scrofazero.train.selfplay import SelfPlayRecords, SelfPlaySettings, play_batch
@@ -94,19 +97,40 @@ def train_loop(run: Run, mcts: MCTSConfig) -> None:
         start_fresh(run, logs)
     logs.bar = progress_bar(run)
     evaluator = NetworkEvaluator(run.model, device=run.device)
-    while not should_stop(run):
-        if enter_phase(run, logs):  # the network grew: self-play must play the new one
-            evaluator = NetworkEvaluator(run.model, device=run.device)
-        started = time.perf_counter()
-        records = play_batch(evaluator, run.rng, mcts, selfplay_settings(run))
-        play_seconds = time.perf_counter() - started
-        metrics = learn_from(run, records)
-        before = count_batch(run, records, time.perf_counter() - started)
-        log_batch(run, logs, records, metrics, play_seconds)
-        evaluated = evaluate_if_due(run, logs)
-        save_if_due(run, logs, milestones_passed(run, *before), evaluated)
-        show_progress(run, logs, metrics)
+    with start_actors(run) as actors:
+        while not should_stop(run):
+            if enter_phase(run, logs):  # the network grew: self-play must play the new one
+                evaluator = NetworkEvaluator(run.model, device=run.device)
+            started = time.perf_counter()
+            records = self_play(run, mcts, evaluator, actors)
+            play_seconds = time.perf_counter() - started
+            metrics = learn_from(run, records)
+            before = count_batch(run, records, time.perf_counter() - started)
+            log_batch(run, logs, records, metrics, play_seconds)
+            evaluated = evaluate_if_due(run, logs)
+            save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+            show_progress(run, logs, metrics)
     logs.close()
+
+
+def start_actors(run: Run):
+    """The run's self-play processes (train/actors.py ActorPool, to be closed after use) when
+    train.actors asks for two or more; else an empty context: self-play in this process."""
+    count = actor_count(str(run.cfg.train.actors), run.device)
+    if count < 2 or should_stop(run):
+        return nullcontext(None)
+    return ActorPool.start(count, run.device, threads=run.cfg.train.threads)
+
+
+def self_play(run: Run, mcts: MCTSConfig, evaluator: NetworkEvaluator,
+              actors: Optional[ActorPool]) -> SelfPlayRecords:
+    """One batch of self-play: in this process from the run's generator (no actors), or on
+    the actors with the learner's weights as of this step, game g of the batch seeded
+    (train.seed, step, g)."""
+    if actors is None:
+        return play_batch(evaluator, run.rng, mcts, selfplay_settings(run))
+    actors.publish(run.model, run.step)
+    return actors.play(batch_seed(run.cfg.train.seed, run.step), mcts, selfplay_settings(run))
 
 
 def start_fresh(run: Run, logs: Logs) -> None:
@@ -181,7 +205,8 @@ def learn_from(run: Run, records: SelfPlayRecords) -> dict:
     for batch in run.replay.minibatches(t.minibatch, run.settings["passes"], run.rng):
         metrics = train_step(run.model, run.optimizer, batch, run.device,
                              value_weight=t.value_weight, value_unit=t.value_unit,
-                             value_loss=t.value_loss, aux_weight=t.aux_weight)
+                             value_loss=t.value_loss, aux_weight=t.aux_weight,
+                             precision=t.learner_precision)
         if run.ema is not None:
             update_average(run.ema, run.model, t.ema)
         for key, value in metrics.items():

@@ -250,14 +250,49 @@ def play_selfplay(
     """
     if inference is not None:
         evaluator.precision = inference
+    check_targets(policy_target, outcome_weight)
+    t0 = time.perf_counter()
+    s, deals, leaders = _initial_states(num_games, rng, deals)
+
+    def recorded(rows: np.ndarray, ply: int) -> np.ndarray:  # the playout cap's draw
+        return rng.random(len(rows)) < playout_full
+
+    return play_lockstep(evaluator, s, deals, leaders, mcts_config, recorded, beta=beta,
+                         outcome_weight=outcome_weight, playout_full=playout_full,
+                         playout_cheap=playout_cheap, policy_target=policy_target,
+                         search_scale=search_scale, started=t0, rng=rng)
+
+
+def check_targets(policy_target: str, outcome_weight: float) -> None:
+    """A ValueError naming a policy target or outcome weight self-play cannot make."""
     if policy_target not in POLICY_TARGETS:
         raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, "
                          f"got {policy_target!r}")
-    t0 = time.perf_counter()
-    s, deals, leaders = _initial_states(num_games, rng, deals)
-    actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
     if not 0.0 <= outcome_weight <= 1.0:
         raise ValueError(f"outcome_weight must lie in [0, 1], got {outcome_weight}")
+
+
+def play_lockstep(evaluator, s: StateBatch, deals: np.ndarray, leaders: np.ndarray,
+                  mcts_config: MCTSConfig, recorded, beta: float = 0.2,
+                  outcome_weight: float = 0.0, playout_full: float = 1.0,
+                  playout_cheap: float = 0.25, policy_target: str = "q",
+                  search_scale: float = 1.0, started: float | None = None,
+                  rng: np.random.Generator | None = None) -> SelfPlayRecords:
+    """The games of `s` (G opening positions) played to the end in lockstep and recorded:
+    play_selfplay's loop, with the playout cap's draws taken from `recorded` (rows [R] of the
+    searched games, ply) -> [R] bool, True for a full, recorded search (asked only when
+    playout_full < 1), so that a caller may draw them per game (train/actors.py).
+
+    Args:
+        evaluator: StateBatch -> (logits [B, 52], values [B, 4]).
+        s: the G opening positions; deals [G, 52] and leaders [G] are stored with the records.
+        mcts_config: the search; the other settings as play_selfplay's.
+        started: when the batch began (perf_counter), for the records' seconds.
+        rng: passed to run_mcts (which never draws from it).
+    """
+    t0 = time.perf_counter() if started is None else started
+    num_games = len(s)
+    actions = np.full((num_games, NUM_CARDS), -1, dtype=np.int8)  # [G, 52]
     names = ("inputs", "legal", "q", "visits", "prior", "value", "now", "seat", "game", "ply")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
     simulations = evaluations = 0
@@ -267,7 +302,7 @@ def play_selfplay(
         act = legal.argmax(axis=1)  # forced rows: the single legal card
         rows = np.flatnonzero(~forced)
         if len(rows) and playout_full < 1.0:
-            full = rng.random(len(rows)) < playout_full  # [R] recorded plies
+            full = recorded(rows, ply)  # [R] recorded plies
             scale = np.where(full, 1.0, playout_cheap) * search_scale
         else:
             full = np.ones(len(rows), dtype=bool)

@@ -337,7 +337,7 @@ ALWAYS_MAY_CHANGE = (
     "train.eval_deals", "train.eval_raw_deals", "train.eval_workers", "train.checkpoint_every",
     "train.keep_checkpoints", "train.milestone_minutes", "train.milestone_games",
     "train.device", "train.threads", "train.state_file", "train.state_moments",
-    "train.state_weights", "train.init_from", "distributed", "ray",
+    "train.state_weights", "train.init_from", "train.actors", "distributed", "ray",
     "inference",  # the inference fits' settings (learner=belief|behaviour), unread by self-play
 )
 
