@@ -8,7 +8,8 @@ the proposal) and also after the pool is carried to a later decision of the same
 prior=belief the target is the proposal's product times the likelihood; every world drawn is
 consistent with the view; a new hand starts a new pool; the behaviour play model's fast rows
 equal its plain path; the posterior method is refused wherever no arena names Mr. Greeds, and
-in the arena the raw player with it plays legal, reproducible games.
+in the arena the raw player with it plays legal, reproducible games; the full player explains a
+move by the weighed worlds' belief.
 """
 
 import dataclasses
@@ -20,6 +21,7 @@ from positions import random_position
 
 from scrofazero.agents import check_real_game, make_agent
 from scrofazero.agents.mr_greed import GreedPlayModel, MrGreed, play_probability
+from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
 from scrofazero.eval.arena import play_game
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
@@ -274,3 +276,19 @@ def test_fresh_worlds_only_while_the_pool_is_thin():
         pool = weigher._pools[first.seat]
         weighed(later, uniform_belief(later), config, weigher=weigher)
         assert len(pool.proposals) == 2 + more and len(pool.start)
+
+
+def test_full_player_explains_with_the_weighed_worlds(behaviour_file):
+    agent = ScrofaZeroAgent(model=tiny_net(), sampling=SamplingConfig(
+        method="policy", num_deals=6, proposals=16, behaviour=behaviour_file))
+    state, view = endgame(2, 21)
+    while len(view.legal_actions()) < 2:
+        state.apply(view.legal_actions()[0])
+        view = state.view(state.current_player)
+    card, why = agent.decide(view, np.random.default_rng(0))
+    assert card in view.legal_actions() and not why.forced
+    unseen = [c for c in range(52) if view.unseen >> c & 1]
+    np.testing.assert_allclose(why.belief[unseen].sum(axis=1), 1.0, atol=1e-9)
+    # the pool's belief, not the network's: it is what the weighed worlds say
+    np.testing.assert_allclose(why.belief[unseen], agent.last.sample.marginals[unseen])
+    assert 1 <= why.ess <= 16 + 16 and why.deals <= 6
