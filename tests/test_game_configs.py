@@ -153,9 +153,10 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
             assert now["sampling"].pop("calibrate_above") == 0  # fitted at every trick, as before
             assert {k: now["sampling"].pop(k) for k in WEIGHING} == WEIGHING
-            # changed since, when the belief became the default: 18 deals from the
-            # card-location network, no IEC
-            assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("belief", 18)
+            # changed since, when the belief became the default (18 deals from the
+            # card-location network, no IEC) and again when those worlds were weighed by the
+            # plays (policy)
+            assert (now["sampling"]["method"], now["sampling"]["num_deals"]) == ("policy", 18)
             assert now["weighting"]["enabled"] is False
             now["sampling"].update(method="stratified", num_deals=9)
             now["weighting"]["enabled"] = True

@@ -114,6 +114,9 @@ class _Pool:
     start: np.ndarray = field(default_factory=lambda: np.zeros((0, NUM_CARDS), np.int8))  # [M]
     log_lik: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [M]
     proposals: list = field(default_factory=list)
+    # the pool as it was before its last decision (plays, start, log_lik, proposals): asked
+    # about the same moment again (decide after act), it weighs from there, as the first time
+    before: tuple | None = None
 
 
 @dataclass
@@ -178,6 +181,12 @@ class ParticleWeigher:
         if (pool is None or pool.key != key
                 or view.history[:len(pool.public.history)] != pool.public.history):
             pool = self._pools[view.seat] = _Pool(key)
+        if pool.before is not None and pool.before[0] == len(view.history):
+            _, pool.start, pool.log_lik, count, pool.plies = pool.before
+            del pool.proposals[count:]
+        else:
+            pool.before = (len(view.history), pool.start, pool.log_lik, len(pool.proposals),
+                           pool.plies)
         return pool
 
     def weigh(self, view: InfoView, belief: np.ndarray, models: dict, num_deals: int,

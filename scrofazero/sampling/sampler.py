@@ -236,7 +236,7 @@ class Sampler:
         w = self.weigher.weigh(view, belief, models, num_deals, rng)
         d = len(w.owners)
         return DealSample(w.owners, w.weights, np.zeros(d, dtype=np.int64), (),
-                          np.zeros((1, 0), np.int8), np.ones(1), w.ess, w.marginals)
+                          np.zeros((1, 0), np.int8), np.ones(1), w.ess, w.marginals, w.pool)
 
 
 class PosteriorError(ValueError):

@@ -97,8 +97,8 @@ class DealSample:
     stratum [D] int64 stratum index of each draw; important: the pinned cards; strata [S, k]
     int8 absolute seat holding each important card in each stratum; stratum_prob [S] float64
     exact probability of each stratum under uniform sampling. Deals drawn from a weighed pool
-    of worlds (sampling/particles.py) also carry the pool's effective sample size `ess` and its
-    weighted belief `marginals` [52, 4]; None otherwise."""
+    of worlds (sampling/particles.py) also carry the pool's size `worlds`, its effective sample
+    size `ess` and its weighted belief `marginals` [52, 4]; None otherwise."""
 
     owners: np.ndarray
     weights: np.ndarray
@@ -108,13 +108,14 @@ class DealSample:
     stratum_prob: np.ndarray
     ess: float | None = None
     marginals: np.ndarray | None = None
+    worlds: int | None = None
 
     def take(self, idx) -> "DealSample":
         """Draws `idx` with their weights renormalised (strata tables kept)."""
         weights = self.weights[idx]
         return DealSample(self.owners[idx], weights / weights.sum(), self.stratum[idx],
                           self.important, self.strata, self.stratum_prob, self.ess,
-                          self.marginals)
+                          self.marginals, self.worlds)
 
 
 def sample_stratified(view: InfoView, num_important: int, per_stratum: int,

@@ -57,6 +57,11 @@ KINDS = {
     "belief_raw": ("raw", {"sampling": {"method": "belief"}}),
     "belief": ("scrofazero", {"sampling": {"method": "belief", "num_deals": 18},
                               "weighting": {"enabled": False}}),
+    # worlds from the belief weighed by the behaviour network's likelihood of the plays
+    # (new kinds go last: shards store a kind by its index here)
+    "policy_raw": ("raw", {"sampling": {"method": "policy"}}),
+    "policy": ("scrofazero", {"sampling": {"method": "policy", "num_deals": 18},
+                              "weighting": {"enabled": False}}),
 }
 
 
@@ -133,15 +138,17 @@ class GameRecords:
 _AGENTS: dict = {}
 
 
-def _build(kinds, checkpoint, beliefs) -> dict:
+def _build(kinds, checkpoint, beliefs, behaviour=None) -> dict:
     agents = {}
     for kind in kinds:
         name, settings = KINDS[kind]
         kwargs = {k: dict(v) if isinstance(v, dict) else v for k, v in settings.items()}
         if name in ("raw", "scrofazero"):
             kwargs["checkpoint"] = checkpoint
-            if kind.startswith("belief") and beliefs:
+            if kind.startswith(("belief", "policy")) and beliefs:
                 kwargs["sampling"]["beliefs"] = beliefs
+            if kind.startswith("policy") and behaviour:
+                kwargs["sampling"]["behaviour"] = behaviour
         agents[kind] = make_agent(name, **_settings_kwargs(name, kwargs))
     return agents
 
@@ -158,9 +165,9 @@ def _settings_kwargs(name: str, kwargs: dict) -> dict:
     return out
 
 
-def _init(kinds, checkpoint, beliefs) -> None:
+def _init(kinds, checkpoint, beliefs, behaviour=None) -> None:
     torch.set_num_threads(1)
-    _AGENTS.update(_build(kinds, checkpoint, beliefs))
+    _AGENTS.update(_build(kinds, checkpoint, beliefs, behaviour))
 
 
 def play_recorded(deal, leader: int, agents, rngs) -> tuple[np.ndarray, np.ndarray]:
@@ -227,13 +234,13 @@ def load_shards(folders) -> GameRecords:
 
 def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None,
              beliefs: str | None = None, workers: int = 1, shard_games: int = 256,
-             progress: bool = True) -> Path:
+             progress: bool = True, behaviour: str | None = None) -> Path:
     """Play `games` games of the seating `mix` into shards under `out` (resumable)."""
     mix_list = parse_mix(mix)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     info = {"mix": mix, "seed": seed, "shard_games": shard_games, "checkpoint": checkpoint,
-            "beliefs": beliefs, "kinds": list(KINDS)}
+            "beliefs": beliefs, "behaviour": behaviour, "kinds": list(KINDS)}
     info_path = out / "info.json"
     if info_path.exists():
         old = json.loads(info_path.read_text())
@@ -247,7 +254,7 @@ def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None
             if not (out / f"shard_{k:05d}.npz").exists()]
     started = time.perf_counter()
     if workers <= 1:
-        _init(kinds, checkpoint, beliefs)
+        _init(kinds, checkpoint, beliefs, behaviour)
         for k in todo:
             count = min(shard_games, games - k * shard_games)
             save_shard(out / f"shard_{k:05d}.npz", _play_games(seed, k * shard_games, count,
@@ -257,7 +264,7 @@ def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None
         return out
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
-                             initargs=(kinds, checkpoint, beliefs)) as pool:
+                             initargs=(kinds, checkpoint, beliefs, behaviour)) as pool:
         futures = {pool.submit(_play_games, seed, k * shard_games,
                                min(shard_games, games - k * shard_games), mix_list): k
                    for k in todo}
@@ -314,7 +321,8 @@ class GenerateConfig:
     mix: str = "scrofazero:greed=3,raw:greed=2,greed:greed=1,if:greed=1,random:greed=0.5"
     seed: Seed = 1  # every game's deal, seating and decisions come from (seed, game index)
     checkpoint: Optional[str] = None  # policy/value network of the network players (None: shipped)
-    beliefs: Optional[str] = None  # belief network of the belief players (None: shipped)
+    beliefs: Optional[str] = None  # belief network of the belief and policy players (None: shipped)
+    behaviour: Optional[str] = None  # behaviour network of the policy players (None: shipped)
     workers: Count = 1  # processes playing shards in parallel
     shard_games: Count = 256  # games per shard file
 
@@ -323,7 +331,7 @@ def generate_games(settings: GenerateConfig) -> Path:
     """The module runner's job: `generate` with the settings, the network found (shipped.py)."""
     return generate(settings.out, settings.games, settings.mix, settings.seed,
                     shipped.network_file(settings.checkpoint), settings.beliefs,
-                    settings.workers, settings.shard_games)
+                    settings.workers, settings.shard_games, behaviour=settings.behaviour)
 
 
 if __name__ == "__main__":

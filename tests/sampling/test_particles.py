@@ -291,4 +291,4 @@ def test_full_player_explains_with_the_weighed_worlds(behaviour_file):
     np.testing.assert_allclose(why.belief[unseen].sum(axis=1), 1.0, atol=1e-9)
     # the pool's belief, not the network's: it is what the weighed worlds say
     np.testing.assert_allclose(why.belief[unseen], agent.last.sample.marginals[unseen])
-    assert 1 <= why.ess <= 16 + 16 and why.deals <= 6
+    assert 1 <= why.ess <= why.deals  # the pool's worlds and their effective number

@@ -14,6 +14,7 @@ import pytest
 
 from scrofazero.games.gongzhu.deals import load_deals, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.nn.behaviour import BehaviourNet, save_behaviour
 from scrofazero.nn.belief import features, view_positions
 from scrofazero.train import hidden_games as B
 
@@ -77,7 +78,7 @@ def test_bad_mix_is_refused():
         B.parse_mix("greed:greed=0")
 
 
-def test_player_kinds_play_as_named_whatever_the_defaults():
+def test_player_kinds_play_as_named_whatever_the_defaults(tmp_path):
     """'scrofazero' in a mix is the full player as it was before the belief network (stratified
     deals, IEC), 'raw' the paper's raw player (uniform deals): the committed round-0 games were
     played so, and a regenerated shard must be the same games."""
@@ -85,9 +86,16 @@ def test_player_kinds_play_as_named_whatever_the_defaults():
     assert full["sampling"].method == "stratified" and full["sampling"].per_stratum == 2
     assert full["weighting"].enabled is True
     assert B.KINDS["raw"][1] == {"sampling": {"method": "uniform"}}
-    raw = B._build(["raw", "belief_raw"], str(ROOT / "models" / "scrofazero_small.pt"), None)
+    behaviour = save_behaviour(tmp_path / "b.pt", BehaviourNet(16, 0))
+    raw = B._build(["raw", "belief_raw", "policy_raw"],
+                   str(ROOT / "models" / "scrofazero_small.pt"), None, str(behaviour))
     assert raw["raw"].sampling.method == "uniform" and raw["raw"].sampling.num_deals == 5
     assert raw["belief_raw"].sampling.method == "belief"
+    assert raw["policy_raw"].sampling.method == "policy"
+    assert raw["policy_raw"].sampling.behaviour == str(behaviour)
+    # a shard stores a player kind by its index: the kinds of the committed games keep theirs
+    assert list(B.KINDS)[:7] == ["greed", "if", "random", "raw", "scrofazero", "belief_raw",
+                                 "belief"]
     belief = B._settings_kwargs("scrofazero", B.KINDS["belief"][1])
     assert belief["sampling"].method == "belief" and belief["weighting"].enabled is False
 
