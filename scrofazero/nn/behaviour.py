@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 
 from scrofazero import shipped
 from scrofazero.games.gongzhu.cards import NUM_CARDS
-from scrofazero.nn.belief import HAND_OFFSET, INPUT_SIZE, Positions, features
+from scrofazero.nn.belief import HAND_OFFSET, Positions, ResidualMLP, features
 from scrofazero.nn.netfile import load_net_file, save_net_file
 
 # Files are refused unless both match: the features are belief.py's, so its version moves them.
@@ -92,7 +91,7 @@ def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tenso
     return torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=-1)
 
 
-class BehaviourNet(nn.Module):
+class BehaviourNet(ResidualMLP):
     """Inputs -> ReLU layer of `hidden` -> `num_blocks` residual blocks -> [B, 52] logits.
 
     The output layer starts at zero, so an untrained network plays uniformly over the legal
@@ -106,37 +105,13 @@ class BehaviourNet(nn.Module):
     """
 
     def __init__(self, hidden: int = 256, num_blocks: int = 2, dropout: float = 0.0):
-        super().__init__()
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"behaviour network dropout={dropout}: must lie in [0, 1)")
-        self.dropout = float(dropout)
-        if not 1 <= int(hidden) <= 65536 or not 0 <= int(num_blocks) <= 64:
-            raise ValueError(f"behaviour network shape hidden={hidden}, num_blocks={num_blocks}:"
-                             " hidden must lie in 1..65536 and num_blocks in 0..64")
-        self.hidden, self.num_blocks = int(hidden), int(num_blocks)
-        self.inp = nn.Linear(INPUT_SIZE, self.hidden)
-        self.blocks = nn.ModuleList(
-            nn.Sequential(nn.Linear(self.hidden, self.hidden), nn.ReLU(),
-                          nn.Linear(self.hidden, self.hidden))
-            for _ in range(self.num_blocks))
-        self.out = nn.Linear(self.hidden, NUM_CARDS)
-        nn.init.zeros_(self.out.weight)
-        nn.init.zeros_(self.out.bias)
+        super().__init__("behaviour network", hidden, num_blocks, dropout, NUM_CARDS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Inputs x [B, INPUT_SIZE] (`features`, viewer = the seat to move) -> [B, 52] logits,
-        not yet masked (masked_log_softmax masks them)."""
-        return self._trunk(self.inp(x))
-
-    def _trunk(self, pre: torch.Tensor) -> torch.Tensor:
-        """Input-layer pre-activations [B, hidden] -> [B, 52] logits: one code for both paths,
-        so that they can differ only by rounding."""
-        h = torch.relu(pre)
-        if self.dropout:  # against remembering whole deals: every decision of a game shares one
-            h = nn.functional.dropout(h, self.dropout, self.training)
-        for block in self.blocks:
-            h = torch.relu(h + block(h))
-        return self.out(h)
+        not yet masked (masked_log_softmax masks them). The same trunk as `hand_logits`, so
+        that the two paths can differ only by rounding."""
+        return self.trunk(self.inp(x))
 
     def public_pre(self, x: torch.Tensor) -> torch.Tensor:
         """The input layer's pre-activations without the hand: W x_public + b.
@@ -164,11 +139,8 @@ class BehaviourNet(nn.Module):
             [R, 52] logits, equal to forward() of the rows' full features up to rounding.
         """
         w_hand = self.inp.weight[:, _HAND]  # [hidden, 52]
-        return self._trunk(torch.addmm(public_pre[pos_index], hands, w_hand.t()))
+        return self.trunk(torch.addmm(public_pre[pos_index], hands, w_hand.t()))
 
-    def config(self) -> dict:
-        """Constructor arguments as plain Python values (stored in behaviour files)."""
-        return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
 
 
 def _pick(logp: torch.Tensor, cards) -> np.ndarray:

@@ -158,7 +158,52 @@ def features(p: Positions) -> np.ndarray:
     return x
 
 
-class BeliefNet(nn.Module):
+class ResidualMLP(nn.Module):
+    """Inputs -> ReLU layer of `hidden` -> `num_blocks` residual blocks -> `outputs` linear
+    outputs, the output layer starting at zero: the trunk of the inference networks (this
+    module's BeliefNet, nn/behaviour.py's BehaviourNet).
+
+    Args:
+        what: the network's name in errors ("belief network").
+        hidden: width of the input layer and of the residual blocks (1..65536).
+        num_blocks: residual blocks (0..64).
+        dropout: dropout probability after the input layer while training, in [0, 1).
+        outputs: width of the output layer.
+    """
+
+    def __init__(self, what: str, hidden: int, num_blocks: int, dropout: float, outputs: int):
+        super().__init__()
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"{what} dropout={dropout}: must lie in [0, 1)")
+        self.dropout = float(dropout)
+        if not 1 <= int(hidden) <= 65536 or not 0 <= int(num_blocks) <= 64:
+            raise ValueError(f"{what} shape hidden={hidden}, num_blocks={num_blocks}: "
+                             "hidden must lie in 1..65536 and num_blocks in 0..64")
+        self.hidden, self.num_blocks = int(hidden), int(num_blocks)
+        self.inp = nn.Linear(INPUT_SIZE, self.hidden)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(self.hidden, self.hidden), nn.ReLU(),
+                          nn.Linear(self.hidden, self.hidden))
+            for _ in range(self.num_blocks))
+        self.out = nn.Linear(self.hidden, outputs)
+        nn.init.zeros_(self.out.weight)
+        nn.init.zeros_(self.out.bias)
+
+    def trunk(self, pre: torch.Tensor) -> torch.Tensor:
+        """Input-layer pre-activations [B, hidden] -> output-layer values [B, outputs]."""
+        h = torch.relu(pre)
+        if self.dropout:  # against remembering whole deals: every position of a game shares one
+            h = nn.functional.dropout(h, self.dropout, self.training)
+        for block in self.blocks:
+            h = torch.relu(h + block(h))
+        return self.out(h)
+
+    def config(self) -> dict:
+        """Constructor arguments as plain Python values (stored in the network's files)."""
+        return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
+
+
+class BeliefNet(ResidualMLP):
     """Inputs -> ReLU layer of `hidden` -> `num_blocks` residual blocks -> [B, 52, 3] logits.
 
     The logits are added to log(hand size) of each seat: with the output layer starting at zero
@@ -172,37 +217,14 @@ class BeliefNet(nn.Module):
     """
 
     def __init__(self, hidden: int = 512, num_blocks: int = 2, dropout: float = 0.0):
-        super().__init__()
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"belief network dropout={dropout}: must lie in [0, 1)")
-        self.dropout = float(dropout)
-        if not 1 <= int(hidden) <= 65536 or not 0 <= int(num_blocks) <= 64:
-            raise ValueError(f"belief network shape hidden={hidden}, num_blocks={num_blocks}: "
-                             "hidden must lie in 1..65536 and num_blocks in 0..64")
-        self.hidden, self.num_blocks = int(hidden), int(num_blocks)
-        self.inp = nn.Linear(INPUT_SIZE, self.hidden)
-        self.blocks = nn.ModuleList(
-            nn.Sequential(nn.Linear(self.hidden, self.hidden), nn.ReLU(),
-                          nn.Linear(self.hidden, self.hidden))
-            for _ in range(self.num_blocks))
-        self.out = nn.Linear(self.hidden, NUM_CARDS * OTHERS)
-        nn.init.zeros_(self.out.weight)
-        nn.init.zeros_(self.out.bias)
+        super().__init__("belief network", hidden, num_blocks, dropout, NUM_CARDS * OTHERS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Inputs x [B, INPUT_SIZE] (`features`) -> [B, 52, 3] logits over relative seats 1..3,
         not yet masked (masked_log_probs masks them)."""
-        h = torch.relu(self.inp(x))
-        if self.dropout:  # against remembering whole deals: every position of a game shares one
-            h = nn.functional.dropout(h, self.dropout, self.training)
-        for block in self.blocks:
-            h = torch.relu(h + block(h))
         sizes = x[:, SIZE_OFFSET:SIZE_OFFSET + OTHERS].clamp(min=1e-3)  # [B, 3] (0 -> masked)
-        return self.out(h).view(-1, NUM_CARDS, OTHERS) + torch.log(sizes)[:, None, :]
-
-    def config(self) -> dict:
-        """Constructor arguments as plain Python values (stored in belief files)."""
-        return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
+        return (self.trunk(self.inp(x)).view(-1, NUM_CARDS, OTHERS)
+                + torch.log(sizes)[:, None, :])
 
 
 def masked_log_probs(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

@@ -54,6 +54,13 @@ def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
     return constrained(p, allowed.astype(np.float64), fit=False)
 
 
+def _hand_sizes(p: Positions, row: int) -> np.ndarray:
+    """[3] int64 cards still held by the seats 1..3 after the viewer of position `row`."""
+    played = p.seats[row, :p.plies[row]]
+    return np.array([13 - np.sum(played == (p.viewer[row] + 1 + j) % 4) for j in range(3)],
+                    dtype=np.int64)
+
+
 def constrained(p: Positions, cells: np.ndarray, fit: bool = True,
                 above: int = SamplingConfig.calibrate_above) -> np.ndarray:
     """[B, 52, 3] marginals of the deals the sampler draws: the constrained product model of
@@ -66,10 +73,7 @@ def constrained(p: Positions, cells: np.ndarray, fit: bool = True,
         cards = np.flatnonzero(allowed[row].any(axis=1))
         if not len(cards):
             continue
-        sizes = np.zeros(3, dtype=np.int64)
-        played = p.seats[row, :p.plies[row]]
-        for j in range(3):
-            sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
+        sizes = _hand_sizes(p, row)
         w = cells[row, cards]
         out[row, cards] = marginals(fitted_weights(w, sizes, SamplingConfig.calibrate if fit else 0,
                                                          above), sizes)
@@ -95,10 +99,7 @@ def true_state_log_ratio(p: Positions, cells: np.ndarray, target: np.ndarray,
         cards = np.flatnonzero(target[row] >= 0)
         if not len(cards):
             continue
-        sizes = np.zeros(3, dtype=np.int64)
-        played = p.seats[row, :p.plies[row]]
-        for j in range(3):
-            sizes[j] = 13 - np.sum(played == (p.viewer[row] + 1 + j) % 4)
+        sizes = _hand_sizes(p, row)
         w = cells[row, cards]
         if fit:
             w = fitted_weights(w, sizes, SamplingConfig.calibrate)
