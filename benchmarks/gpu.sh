@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that need a GPU, as one prepared script that fits in 9 minutes on one H100 with 16
+# The checks that need a GPU, as one prepared script that fits in 9.5 minutes on one H100 with 16
 # cores (each step's budget in brackets; gpu_timing.json records what each took). Every figure
 # goes to JSON under OUT_DIR with the device's name (docs/gpu.md says what each one measures):
 #   1. learner.json: self-play games/s beside learner samples/s for the default (0.9 M) and the
@@ -15,7 +15,11 @@
 #   5. gpu_training.json (with learning.json, learning.png): the default preset trained from
 #      scratch with train.actors=auto for TRAIN_MINUTES (2.5) minutes of training time, then
 #      the raw WPG of its first and last network on 256 standard deals x 2
-#      (benchmarks/learning.py --measure-only), the GPU's utilisation during training [240 s].
+#      (benchmarks/learning.py --measure-only), the GPU's utilisation during training [240 s];
+#   6. gpu_inference.json: the inference issue's work on this machine: recorded hidden-hand
+#      games/s of round 2's mix (models/belief_run/make.sh) with one worker per core, and the
+#      behaviour network's fit (256 wide, models/behaviour.md) in samples/s on the GPU for
+#      FIT_MINUTES (0.5) minutes [75 s].
 #
 #   bash benchmarks/gpu.sh [OUT_DIR]       # on a GPU machine: figures in OUT_DIR (results/gpu)
 #   TINY=1 bash benchmarks/gpu.sh OUT_DIR  # a tiny setting that runs anywhere (the test suite)
@@ -30,10 +34,13 @@ if [ "${TINY:-0}" = "1" ]; then
     SIZES=tiny; GAMES=2; STEPS=3; PRESET=smoke; PER_BATCH=4; DEALS=1; WORKERS=1
     ACTORS=2; LIMIT=train.max_batches=2; TINY_FLAG=--tiny; NETWORKS=tiny
     WIDTHS=4,8; PROFILE=4; LEARNER_STEPS=3
+    GEN_GAMES=4; GEN_SHARD=2; GEN_WORKERS=2; FIT_GAMES=inference.max_games=40; FIT_MINUTES=0.02
 else
     SIZES=small,paper; GAMES=64; STEPS=100; PRESET=cpu; PER_BATCH=64; DEALS=256; WORKERS=0
     ACTORS=auto; LIMIT=train.max_minutes=$TRAIN_MINUTES; TINY_FLAG=; NETWORKS=small,paper
     WIDTHS=64,256,1024,4096; PROFILE=256,4096; LEARNER_STEPS=100
+    GEN_GAMES=${GEN_GAMES:-1024}; GEN_SHARD=64; GEN_WORKERS=$(nproc); FIT_GAMES=
+    FIT_MINUTES=${FIT_MINUTES:-0.5}
 fi
 TIMES=()
 timed() {  # timed NAME COMMAND...: run it, keep its wall seconds for gpu_timing.json
@@ -75,6 +82,40 @@ PYEOF
         --json "$OUT/learning.json" --png "$OUT/learning.png"
 }
 
+inference_work() {
+    rm -rf "${OUT:?}/games" "${OUT:?}/checkpoints/gpu_behaviour"
+    local mix="greed:greed=1.5,belief_raw:greed=2.5,raw:greed=1,if:greed=0.75,random:greed=0.25"
+    mix="$mix,belief_raw:belief_raw=1,raw:raw=0.25,if:belief_raw=0.5,belief_raw:random=0.25"
+    mix="$mix,if:raw=0.25,if:if=0.25"
+    local start=$SECONDS
+    "$PY" -m scrofazero.train.hidden_games out="$OUT/games" games="$GEN_GAMES" seed=99 \
+        shard_games="$GEN_SHARD" workers="$GEN_WORKERS" mix="$mix"
+    local gen_seconds=$((SECONDS - start)) fit_device=cpu
+    if "$PY" -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then
+        fit_device=cuda
+    fi
+    "$PY" train.py learner=behaviour "inference.data=[models/belief_run/data/r0_cheap]" \
+        inference.hidden=256 inference.dropout=0.1 inference.device="$fit_device" \
+        inference.max_minutes="$FIT_MINUTES" $FIT_GAMES run=gpu_behaviour \
+        checkpoint_dir="$OUT/checkpoints" log_dir="$OUT/runs" progress=false
+    "$PY" - "$OUT" "$GEN_GAMES" "$gen_seconds" "$GEN_WORKERS" "$fit_device" <<'PYEOF'
+import sys
+from pathlib import Path
+import torch
+from scrofazero.atomic import write_json_atomic
+out, games, seconds, workers, device = Path(sys.argv[1]), *map(int, sys.argv[2:5]), sys.argv[5]
+meta = torch.load(out / "checkpoints/gpu_behaviour/behaviour.pt", weights_only=False)["meta"]
+rate = games / max(seconds, 1)
+result = {"generation": {"games": games, "seconds": seconds, "workers": workers,
+                         "games_per_s": rate, "hours_for_500000": 500000 / rate / 3600},
+          "behaviour_fit": {"device": device, "steps": meta["steps"], "batch": meta["batch"],
+                            "minutes": meta["minutes"],
+                            "samples_per_s": meta["steps"] * meta["batch"]
+                            / max(meta["minutes"] * 60, 1e-9)}}
+print(f"wrote {write_json_atomic(out / 'gpu_inference.json', result)}")
+PYEOF
+}
+
 DEVICE=$("$PY" -c "import torch; print(torch.cuda.get_device_name(0)
 if torch.cuda.is_available() else 'cpu (no GPU)')")
 echo "device: $DEVICE"
@@ -88,6 +129,7 @@ timed learner_precision "$PY" benchmarks/actors.py $TINY_FLAG --networks "$NETWO
 timed profile "$PY" benchmarks/actors.py $TINY_FLAG --networks "$NETWORKS" --widths "" \
     --profile "$PROFILE" --json "$OUT/gpu_profile.json"
 timed training train_for_a_while
+timed inference inference_work
 "$PY" - "$OUT" "$DEVICE" "$PRESET" "$ACTORS" "$LIMIT" <<'PYEOF'
 import json, sys
 from pathlib import Path

@@ -1,16 +1,19 @@
 """Paired comparison of two `evaluate.py --wpg ... out=PATH` results on the same deals.
 
-    python benchmarks/paired.py A.json B.json [--json PATH]
+    python benchmarks/paired.py A.json B.json [--first N] [--json PATH]
 
 Both must have played the same deals with the same seed (so Mr. Greed's draws and the deals
 pair up); prints each WPG and B - A with the standard error of the per-deal differences, far
-smaller than either WPG's own when the players are alike.
+smaller than either WPG's own when the players are alike. --first N compares the first N deals
+of both (the standard deals are played in order, so a 128-deal run pairs with the first 128
+deals of a 1024-deal one), each WPG recomputed on them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -34,13 +37,28 @@ def compare(a: dict, b: dict, names=("A", "B")) -> dict:
             "diff": diff, "diff_stderr": se, "deals": a["deals"]}
 
 
+def first(result: dict, n: int) -> dict:
+    """The result on its first `n` deals: values cut, WPG and standard error recomputed; a
+    ValueError when it has fewer."""
+    values = result["values"]
+    if not 1 <= n <= len(values):
+        raise ValueError(f"--first {n}: the result has {len(values)} deals")
+    values = values[:n]
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else float("nan")
+    return {**result, "values": values, "deals": n, "wpg": mean, "stderr": math.sqrt(var / n)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)
+    parser.add_argument("--first", type=int, help="compare the first N deals of both")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     a, b = (json.loads(path.read_text("utf-8-sig")) for path in (args.a, args.b))  # BOM: skipped
+    if args.first:
+        a, b = first(a, args.first), first(b, args.first)
     result = compare(a, b, (str(args.a), str(args.b)))
     result.update(a_file=str(args.a), b_file=str(args.b))
     print(f"A {result['a']:+.1f} ({result['a_stderr']:.1f})  B {result['b']:+.1f} "

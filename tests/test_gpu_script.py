@@ -1,7 +1,8 @@
 """benchmarks/gpu.sh runs end to end on a CPU in its tiny setting (TINY=1).
 
 Invariants: it exits 0 and writes the learner figures (one row, positive rates, a learner share
-in [0, 1]) and the learning JSON and PNG for its game counts.
+in [0, 1]), the learning JSON and PNG for its game counts, and the inference
+work's rates.
 """
 
 import json
@@ -25,3 +26,7 @@ def test_gpu_script_tiny(tmp_path):
     learning = json.loads((tmp_path / "learning.json").read_text())
     assert learning["games"] == [0, 8] and learning["preset"] == "smoke"
     assert (tmp_path / "learning.png").stat().st_size > 1000
+    inference = json.loads((tmp_path / "gpu_inference.json").read_text())
+    assert inference["generation"]["games"] == 4 and inference["generation"]["games_per_s"] > 0
+    assert inference["behaviour_fit"]["steps"] >= 1
+    assert inference["behaviour_fit"]["samples_per_s"] > 0

@@ -100,3 +100,16 @@ def test_paired_comparison_of_two_evaluations():
         compare(a, {**b, "seed": 1})
     with pytest.raises(ValueError, match="differ in deals"):
         compare(a, {**b, "deals": 4})
+
+
+def test_paired_comparison_on_the_first_deals():
+    from paired import compare, first
+
+    a = {"wpg": 2.0, "stderr": 1.0, "deals": 3, "seed": 0, "values": [1.0, 2.0, 3.0]}
+    long = {"wpg": 0.0, "stderr": 0.0, "deals": 4, "seed": 0, "values": [3.0, 6.0, 8.0, -17.0]}
+    cut = first(long, 2)
+    assert cut["values"] == [3.0, 6.0] and cut["deals"] == 2
+    assert cut["wpg"] == pytest.approx(4.5) and cut["stderr"] == pytest.approx(1.5)
+    assert compare(first(a, 2), cut)["diff"] == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="has 4 deals"):
+        first(long, 5)
