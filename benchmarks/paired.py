@@ -1,6 +1,8 @@
 """Paired comparison of two `evaluate.py --wpg ... out=PATH` results on the same deals.
 
     python benchmarks/paired.py A.json B.json [--first N] [--json PATH]
+    python benchmarks/paired.py FILE.json:ROW ...  (one row of a file of rows, {"rows": {...}},
+                                                    as docs/figures/inference_*.json)
 
 Both must have played the same deals with the same seed (so Mr. Greed's draws and the deals
 pair up); prints each WPG and B - A with the standard error of the per-deal differences, far
@@ -49,14 +51,28 @@ def first(result: dict, n: int) -> dict:
     return {**result, "values": values, "deals": n, "wpg": mean, "stderr": math.sqrt(var / n)}
 
 
+def load(spec: str) -> dict:
+    """An evaluate.py result: the file `spec`, or row ROW of the rows file FILE for FILE:ROW."""
+    path, _, row = spec.rpartition(":") if not Path(spec).is_file() else (spec, "", "")
+    if not path:
+        raise ValueError(f"{spec}: no such file")
+    data = json.loads(Path(path).read_text("utf-8-sig"))  # a BOM is skipped
+    if not row:
+        return data
+    rows = data.get("rows", {})
+    if row not in rows:
+        raise ValueError(f"{path} has no row {row!r}; it has {', '.join(rows)}")
+    return rows[row]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("a", type=Path)
-    parser.add_argument("b", type=Path)
+    parser.add_argument("a", help="a result file, or FILE:ROW")
+    parser.add_argument("b", help="a result file, or FILE:ROW")
     parser.add_argument("--first", type=int, help="compare the first N deals of both")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    a, b = (json.loads(path.read_text("utf-8-sig")) for path in (args.a, args.b))  # BOM: skipped
+    a, b = load(args.a), load(args.b)
     if args.first:
         a, b = first(a, args.first), first(b, args.first)
     result = compare(a, b, (str(args.a), str(args.b)))

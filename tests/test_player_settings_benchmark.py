@@ -113,3 +113,16 @@ def test_paired_comparison_on_the_first_deals():
     assert compare(first(a, 2), cut)["diff"] == pytest.approx(3.0)
     with pytest.raises(ValueError, match="has 4 deals"):
         first(long, 5)
+
+
+def test_paired_reads_a_row_of_a_rows_file(tmp_path):
+    from paired import load
+
+    one = {"wpg": 2.0, "values": [2.0]}
+    (tmp_path / "rows.json").write_text(json.dumps({"note": "x", "rows": {"r": one}}))
+    (tmp_path / "one.json").write_text(json.dumps(one))
+    assert load(f"{tmp_path / 'rows.json'}:r") == one == load(str(tmp_path / "one.json"))
+    with pytest.raises(ValueError, match="has no row 's'; it has r"):
+        load(f"{tmp_path / 'rows.json'}:s")
+    with pytest.raises(ValueError, match="no such file"):
+        load(str(tmp_path / "missing.json"))

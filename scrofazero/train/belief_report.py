@@ -342,11 +342,17 @@ class ReportConfig:
     iec_games: NonNegativeInt = 0
     iec_draws: Count = 32  # deals IEC weighs per position
     checkpoint: Optional[str] = None  # IEC's policy network (None: shipped)
+    # also score the worlds weighed by the plays (policy, posterior) on this many held-out games
+    # (weighing_report; slow where Mr. Greed's program weighs)
+    weighing_games: NonNegativeInt = 0
+    behaviour: Optional[str] = None  # their behaviour network (None: shipped)
+    greed_draws: Count = 64  # deals behind each estimate of Mr. Greed's play
     json: Optional[str] = None  # write the whole result here
 
 
 def print_report(settings: ReportConfig) -> dict:
-    """The module runner's job: the report printed, with IEC's when asked, and written."""
+    """The module runner's job: the report printed, with IEC's and the weighed worlds' when
+    asked, and written."""
     if not settings.data:
         raise ValueError("data=[DIR,...]: give the folders of the games to score")
     result = report(settings.data, settings.beliefs, settings.games)
@@ -356,6 +362,12 @@ def print_report(settings: ReportConfig) -> dict:
             settings.data, settings.beliefs, shipped.network_file(settings.checkpoint),
             settings.iec_games, settings.iec_draws)
         print(json.dumps(result["iec_comparison"], indent=1))
+    if settings.weighing_games:
+        result["weighing"] = weighing_report(settings.data, settings.beliefs, settings.behaviour,
+                                             settings.weighing_games,
+                                             greed_draws=settings.greed_draws)
+        print(json.dumps({k: result["weighing"][k] for k in ("games", "ess", "all", "deciding")},
+                         indent=1))
     if settings.json:
         write_json_atomic(settings.json, result)
     return result

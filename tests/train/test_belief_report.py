@@ -84,6 +84,17 @@ def test_weighing_report_scores_every_method_on_the_same_cards(games, prior_net,
         assert result["with_greed"]["posterior"]["cards"] == result["with_greed"]["cards"]
 
 
+def test_report_command_adds_the_weighed_worlds(games, prior_net, tmp_path, capsys):
+    behaviour = save_behaviour(tmp_path / "b.pt", BehaviourNet(16, 0))
+    out = tmp_path / "r.json"
+    R.print_report(R.ReportConfig(data=[str(games)], beliefs=str(prior_net), games=1,
+                                  weighing_games=1, behaviour=str(behaviour), greed_draws=4,
+                                  json=str(out)))
+    weighing = json.loads(out.read_text())["weighing"]
+    assert weighing["games"] == 1 and weighing["all"]["policy"]["cards"] > 0
+    assert '"ess"' in capsys.readouterr().out
+
+
 def test_true_state_ratio_is_zero_for_uniform_and_log_count_for_the_truth(games):
     records = load_shards(games)
     g, plies = np.array([0, 0, 1]), np.array([10, 30, 41])
