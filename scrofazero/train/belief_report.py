@@ -82,8 +82,8 @@ def constrained(p: Positions, cells: np.ndarray, fit: bool = True,
 
 def true_state_log_ratio(p: Positions, cells: np.ndarray, target: np.ndarray,
                          fit: bool = True) -> np.ndarray:
-    """[B] log of the true-state sampling ratio of each position (Solinas, Rebstock, Takeda and
-    Buro 2019): the probability the sampler gives the true world (the calibrated product model
+    """[B] log of the true-state sampling ratio of each position (Solinas, Rebstock and Buro
+    2019): the probability the sampler gives the true world (the calibrated product model
     of `cells`, as `constrained` draws, or its plain product without `fit`) times the number of
     worlds consistent with the view; 0 for the uniform sampler, > 0 when the true world is
     likelier than under it. Positions with nothing unseen give 0.
