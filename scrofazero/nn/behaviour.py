@@ -142,7 +142,6 @@ class BehaviourNet(ResidualMLP):
         return self.trunk(torch.addmm(public_pre[pos_index], hands, w_hand.t()))
 
 
-
 def _pick(logp: torch.Tensor, cards) -> np.ndarray:
     """[R] float32 entries logp[r, cards[r]]."""
     idx = torch.from_numpy(np.asarray(cards, dtype=np.int64))[:, None]

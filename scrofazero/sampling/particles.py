@@ -114,8 +114,10 @@ class _Pool:
     start: np.ndarray = field(default_factory=lambda: np.zeros((0, NUM_CARDS), np.int8))  # [M]
     log_lik: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [M]
     proposals: list = field(default_factory=list)
-    # the pool as it was before its last decision (plays, start, log_lik, proposals): asked
-    # about the same moment again (decide after act), it weighs from there, as the first time
+    # the pool as it was before its last decision (plies of history seen, start, log_lik,
+    # number of proposals, plies weighed; the arrays are replaced, never changed in place):
+    # asked about the same moment again (decide after act), it weighs from there, as the first
+    # time
     before: tuple | None = None
 
 
