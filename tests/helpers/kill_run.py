@@ -88,10 +88,11 @@ def eval_steps_in_tensorboard(log_dir: Path) -> list[int]:
     scalar), sorted: a resumed run must log each one exactly once, as eval.jsonl does."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    steps = []
-    for events in sorted(log_dir.glob("events.out.tfevents.*")):
-        acc = EventAccumulator(str(events))
-        acc.Reload()
-        if "eval/wpg_raw" in acc.Tags()["scalars"]:
-            steps += [e.step for e in acc.Scalars("eval/wpg_raw")]
-    return sorted(steps)
+    # One reader over the folder, as tensorboard reads it: a resumed run's file starts with a
+    # purge at its first step, dropping what the killed run logged after its last checkpoint
+    # (read file by file, an evaluation logged just before the kill would count twice).
+    acc = EventAccumulator(str(log_dir))
+    acc.Reload()
+    if "eval/wpg_raw" not in acc.Tags()["scalars"]:
+        return []
+    return sorted(e.step for e in acc.Scalars("eval/wpg_raw"))
