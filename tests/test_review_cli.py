@@ -1,5 +1,6 @@
 """`python review.py FILE`: a game file's seat reviewed by the full player, the same review as
-scrofazero/eval/review.py gives, written as JSON; a bad source is refused by name."""
+scrofazero/eval/review.py gives, written as JSON; a bad source or setting is refused by name in
+one `error:` line with exit code 2 (the house's convention); --help says whole sentences."""
 
 from __future__ import annotations
 
@@ -24,13 +25,27 @@ def test_a_game_file_is_reviewed(tmp_path):
         state.apply(moves[-1])
     (tmp_path / "game.txt").write_text(format_game(deal, 0, moves))
     run = subprocess.run([sys.executable, "review.py", str(tmp_path / "game.txt"), "--seat", "1",
-                          "--checkpoint", SMALL, "--json", str(tmp_path / "r.json")],
+                          "--checkpoint", SMALL, "--json", str(tmp_path / "r.json"),
+                          "--worlds", "8"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out = json.loads((tmp_path / "r.json").read_text())
     review = out["reviews"][0]
     assert out["player"] == "scrofazero" and review["seat"] == 1 and len(review["moves"]) == 2
-    assert "given up in total" in run.stdout
-    bad = subprocess.run([sys.executable, "review.py", "nothing-here"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode != 0 and "neither a file nor a game number" in bad.stderr
+    assert review["settings"]["worlds"] == 8
+    assert "trick  1, played second" in run.stdout and "was a mistake" in run.stdout
+    for args, message in ((["nothing-here"], "'nothing-here' is neither a file nor a game number"),
+                          ([str(tmp_path / "game.txt"), "--worlds", "1"], "review.worlds=1"),
+                          ([str(tmp_path / "game.txt"), "--seat", "4"], "--seat must be 0..3")):
+        bad = subprocess.run([sys.executable, "review.py", *args], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and bad.stderr.startswith("error: ") and message in bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_the_help_says_whole_sentences():
+    run = subprocess.run([sys.executable, "review.py", "--help"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0
+    description = run.stdout.split("\n\n")[1]  # after the usage lines
+    assert description.rstrip().endswith(".") and "expected final margin" in run.stdout

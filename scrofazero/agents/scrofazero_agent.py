@@ -188,16 +188,26 @@ class ScrofaZeroAgent:
             return card, Explanation(values=(None,), forced=True)
         return card, explain(decision)
 
+    def search_worlds(self, view: InfoView, rng: np.random.Generator
+                      ) -> tuple[DealSample, np.ndarray, int, np.ndarray]:
+        """Sample and weigh the deals (`weigh`) and search each with the player's budget: the
+        sample, its weights [D], the IEC queries spent and the root value of every legal card
+        in every deal, q [D, L] (legal cards in `view.legal_actions()` order, points of the
+        final team difference from the mover's seat; NaN where a deal's search never tried the
+        card, which UCB rules out once the budget covers the legal cards)."""
+        legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
+        sample, weights, queries = self.weigh(view, rng)
+        roots = StateBatch.from_view(view, owners_to_hands(sample.owners))  # [D]
+        result = run_mcts(GongzhuRules, self.evaluator, roots, self.mcts)
+        return sample, weights, queries, result.q[:, legal].astype(np.float64)
+
     def _choose(self, view: InfoView, rng: np.random.Generator) -> tuple[int, Decision | None]:
         """The card and the decision behind it (None for a forced move; also kept in `last`)."""
         self.last = None
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         if len(legal) == 1:
             return int(legal[0]), None
-        sample, weights, queries = self.weigh(view, rng)
-        roots = StateBatch.from_view(view, owners_to_hands(sample.owners))  # [D]
-        result = run_mcts(GongzhuRules, self.evaluator, roots, self.mcts)
-        q = result.q[:, legal].astype(np.float64)  # [D, L] from our seat (we are to move)
+        sample, weights, queries, q = self.search_worlds(view, rng)
         seen = ~np.isnan(q)
         mass = (weights[:, None] * seen).sum(axis=0)  # [L]
         total = (weights[:, None] * np.where(seen, q, 0.0)).sum(axis=0)

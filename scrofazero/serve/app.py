@@ -20,6 +20,7 @@ import torch
 import uvicorn
 from fastapi import FastAPI
 
+from scrofazero.eval.review import ReviewSettings, check_review, make_reviewer
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.common.config import PlayConfig, shipped
 from scrofazero.serve.common.database import OpenDatabase, open_database
@@ -31,7 +32,7 @@ from scrofazero.serve.fish.routes import add_fish_routes
 from scrofazero.serve.gongzhu.hub import Hub, hub_settings
 from scrofazero.serve.gongzhu.messages import seat_kinds
 from scrofazero.serve.gongzhu.records import Records
-from scrofazero.serve.gongzhu.reviews import REVIEWER, Reviews
+from scrofazero.serve.gongzhu.reviews import Reviews
 from scrofazero.serve.gongzhu.routes import add_gongzhu_routes
 
 
@@ -61,6 +62,10 @@ def check_play_config(cfg: PlayConfig) -> None:
     if not 0 <= cfg.port < 65536:
         raise ValueError(f"port must be 0..65535, got {cfg.port}")
     check_allowed(cfg.allowed_hosts, cfg.allowed_origins)
+    try:
+        check_review(ReviewSettings(worlds=cfg.review_worlds))
+    except ValueError as err:
+        raise ValueError(str(err).replace("review.worlds", "review_worlds")) from None
 
 
 def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI:
@@ -79,8 +84,9 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             state["abandoned"] = db.abandoned  # left by a server that stopped
             state["records"] = db.records
             state["hub"] = Hub(db.records, hub_settings(cfg), limits)
-            state["reviews"] = Reviews(lambda: state["hub"].make_bot(REVIEWER),
-                                       cfg.review_threads)
+            review = ReviewSettings(worlds=cfg.review_worlds)
+            state["reviews"] = Reviews(lambda: make_reviewer(state["hub"].model(), review),
+                                       cfg.review_threads, settings=review)
             # the Fish records share the database and its one writer thread (fish/hub.py)
             state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"].db_thread, limits)
             # compile and load every bot now: the server is ready only when a first move is fast

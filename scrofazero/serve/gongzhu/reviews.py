@@ -5,9 +5,10 @@ of a seat's moves").
 A review is asked for by (game, seat); the first ask starts it on the review threads (a bounded
 pool of its own, so reviews never take the threads of the tables' bots) and every ask answers
 at once with its state: running with the moves done so far, done with the review, or failed.
-The player is the registry's `scrofazero` with its defaults and the server's network, a fresh
-one per review; the seed is the game's id, so the same game reviews the same on any server
-with the same network. The latest `keep` reviews are kept.
+The reviewer is the full player with the review's settings (eval/review.py make_reviewer: 256
+deals per move, every card searched on each) and the server's network, a fresh one per review;
+the seed is the game's id, so the same game reviews the same on any server with the same
+network. The latest `keep` reviews are kept.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from scrofazero.eval.review import match_summary, review_hand
+from scrofazero.eval.review import ReviewSettings, match_summary, review_hand
 from scrofazero.games.gongzhu.cards import card_index
 
-REVIEWER = "scrofazero"  # the registry's player that reviews
+REVIEWER = "scrofazero"  # the player that reviews, as the answers name it
 
 
 def record_moves(game: dict) -> tuple[list[int], int, list[int]]:
@@ -30,8 +31,11 @@ def record_moves(game: dict) -> tuple[list[int], int, list[int]]:
 
 
 class Reviews:
-    def __init__(self, make_agent: Callable[[], object], threads: int = 1, keep: int = 200):
+    def __init__(self, make_agent: Callable[[], object], threads: int = 1, keep: int = 200,
+                 settings: ReviewSettings | None = None):
+        """make_agent() -> a fresh reviewer (eval/review.py make_reviewer with `settings`)."""
         self.make_agent = make_agent
+        self.settings = settings or ReviewSettings()
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="reviews")
         self.keep = keep
         self._lock = threading.Lock()
@@ -62,7 +66,7 @@ class Reviews:
         try:
             deal, leader, moves = record_moves(game)
             review = review_hand(deal, leader, moves, job["seat"], self.make_agent(),
-                                 seed=job["game_id"], progress=progress)
+                                 seed=job["game_id"], settings=self.settings, progress=progress)
             job.update(review=review, status="done")
         except Exception as err:  # a review must never take the server down; it says why
             job.update(status="failed", error=f"{type(err).__name__}: {err}"[:300])
