@@ -141,12 +141,20 @@ def open_table(page, url: str, bots: dict[int, str], deal: int | None = None,
     expect(page.get_by_test_id("create")).to_be_enabled()
     for seat, kind in bots.items():
         page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+    if deal is not None or hands is not None:
+        more_choices(page)
     if deal is not None:
         page.get_by_test_id("deal-number").fill(str(deal))
     if hands is not None:
         page.get_by_test_id("hands").fill(str(hands))
     page.get_by_test_id("create").click()
     expect(page.locator(CARDS)).to_have_count(13)
+
+
+def more_choices(page) -> None:
+    """Unfold the lobby's "More choices" (the deal, a match, public, the AI's thinking)."""
+    if not page.locator("#more-choices").evaluate("d => d.open"):
+        page.get_by_test_id("more-choices").click()
 
 
 def play_cards(page, count: int) -> None:

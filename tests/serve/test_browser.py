@@ -3,7 +3,10 @@ the scores the page shows are the rules engine's; the replay page steps to the s
 table fits a phone and a laptop screen.
 
 Runs `python play.py` in a subprocess (as a user does) and Debian's Chromium through the
-playwright package (the fixtures of tests/serve/conftest.py). The screenshots of docs/figures
+playwright package (the fixtures of tests/serve/conftest.py). The table's rough edges at the end
+(a phone's scroll, a short laptop screen, unnamed people, error pages, the trick's note and a big
+pile, a finished trick's pause, Back) are each a test; some drive the page over a faked socket
+(tests/helpers/fake_table.py) to show what bots rarely make. The screenshots of docs/figures
 are made by tests/serve/test_screenshots.py.
 """
 
@@ -20,11 +23,13 @@ from browser_table import (
     LEGAL,
     PHONE,
     browser_page,
+    more_choices,
     open_table,
     play_cards,
     play_out_the_hand,
     watched,
 )
+from fake_table import HEARTS, join_fake_table, welcome
 from gongzhu_replay import replayed, replayed_team
 
 from scrofazero.games.gongzhu.cards import card_code, card_index
@@ -156,6 +161,7 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
         assert page.get_by_test_id(f"seat-kind-{seat}").input_value() == default
     for seat, kind in OTHERS.items():
         page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+    more_choices(page)
     page.get_by_test_id("deal-number").fill(str(DEAL))
     page.get_by_test_id("live-thinking").check()  # thinking mid-hand only when asked for
     page.get_by_test_id("create").click()
@@ -731,3 +737,209 @@ def test_a_phone_sees_names_and_score_on_its_turn_and_no_motion_when_asked(serve
         team = page.get_by_test_id("team-score-0").inner_text()
         assert page.get_by_test_id("strip-score-mine").inner_text() == team
         assert not page.errors, page.errors
+
+
+# --- the table's rough edges -----------------------------------------------------------------
+
+def overlap(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes share some area."""
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def waiting_table(server, seats: list[str] | None = None) -> str:
+    """A real table of the server, waiting for its open seats: a URL the page may open."""
+    return server.post("/api/tables", {"type": "create",
+                                       "seats": seats or ["open"] * 4})["table"]
+
+
+def test_a_phone_opens_the_table_at_its_top_with_the_hand_clear_of_the_score_line(server,
+                                                                                  browser):
+    """On a phone with touch, a table opened from a lobby scrolled down opens at its top (the
+    seats and the hand on the screen, the hand under no sticky score line); on your turn a hand
+    the score line covers is scrolled clear of it."""
+    from playwright.sync_api import expect
+
+    with browser_page(browser, PHONE, has_touch=True, is_mobile=True) as page:
+        page.goto(server.url)
+        expect(page.get_by_test_id("create")).to_be_enabled()
+        for seat, kind in FAST.items():
+            page.get_by_test_id(f"seat-kind-{seat}").select_option(kind)
+        more_choices(page)
+        page.evaluate("() => scrollTo(0, document.body.scrollHeight)")
+        assert page.evaluate("() => scrollY") > 400
+        page.get_by_test_id("create").tap()
+        page.wait_for_selector(LEGAL)
+        strip = page.get_by_test_id("score-strip")
+
+        def hand_clear() -> None:
+            bar = strip.bounding_box()
+            for card in page.locator(CARDS).all():
+                box = card.bounding_box()
+                assert inside(box, 390, 844) and not overlap(box, bar), (box, bar)
+
+        assert page.evaluate("() => scrollY") == 0
+        for seat in range(4):
+            assert inside(page.get_by_test_id(f"seat-{seat}").bounding_box(), 390, 844), seat
+        hand_clear()
+        page.locator(LEGAL).first.tap()
+        # the person scrolls down a page made long (as its log and panels grow) while the
+        # others play: the hand slides under the score line
+        page.evaluate("() => { document.querySelector('main').style.paddingBottom = '900px';"
+                      " scrollBy(0, document.getElementById('hand').getBoundingClientRect()"
+                      ".top + 30); }")
+        assert overlap(page.locator("#hand").bounding_box(), strip.bounding_box())
+        expect(page.locator(CARDS)).to_have_count(12)
+        page.wait_for_selector(LEGAL)
+        hand_clear()
+        assert not page.errors, page.errors
+
+
+def test_a_short_laptop_screen_shows_the_button_and_the_whole_table(server, browser):
+    """At 1366x657 (a laptop's screen less the browser's bars) "Open the table" shows without
+    scrolling, and at the table the top bar, every seat and every card of the hand do."""
+    from playwright.sync_api import expect
+
+    width, height = 1366, 657
+    with browser_page(browser, {"width": width, "height": height}) as page:
+        page.goto(server.url)
+        expect(page.get_by_test_id("create")).to_be_enabled()
+        assert inside(page.get_by_test_id("create").bounding_box(), width, height)
+        open_table(page, server.url, FAST)
+        page.wait_for_selector(LEGAL)
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(300)  # no card lifted
+        assert page.evaluate("() => scrollY") == 0
+        shown = [page.locator(".topbar")] + [page.get_by_test_id(f"seat-{s}") for s in range(4)]
+        for node in shown + page.locator(CARDS).all():
+            assert inside(node.bounding_box(), width, height), node
+        assert not page.errors, page.errors
+
+
+def test_a_person_without_a_name_is_named_by_the_seat(server, browser):
+    """Two people who gave no name: each sees itself as "You", the other as "Open seat" until
+    it sits down and "Player at seat N" after, never the server's "open seat N" nor a seat
+    told twice ("Player at seat 2 (seat 2)")."""
+    from playwright.sync_api import expect
+
+    made = server.post("/api/tables", {"type": "create", "deal": DEAL,
+                                       "seats": ["open", "random", "open", "random"]})
+    twice = re.compile(r"seat (\d)\)? \(seat \1\)")
+    with browser_page(browser, LAPTOP) as first, browser_page(browser, LAPTOP) as second:
+        for page, seat in ((first, 0), (second, 2)):
+            page.goto(f"{server.url}?table={made['table']}&seat={seat}"
+                      f"&token={made['tokens'][str(seat)]}")
+            page.get_by_test_id("join-button").click()  # no name
+            expect(page.get_by_test_id(f"seat-name-{seat}")).to_have_text("You")
+            if seat == 0:
+                expect(page.get_by_test_id("seat-name-2")).to_have_text("Open seat")
+                expect(page.get_by_test_id("turn")).to_contain_text("Waiting for seat 2")
+        expect(first.get_by_test_id("seat-name-2")).to_have_text("Player at seat 2")
+        expect(second.get_by_test_id("seat-name-0")).to_have_text("Player at seat 0")
+        expect(first.get_by_test_id("log")).to_contain_text("Player at seat 2 connected.")
+        for page in (first, second):
+            shown = page.get_by_test_id("game").inner_text()
+            assert "open seat" not in shown.lower() and not twice.search(shown), shown
+        assert not first.errors + second.errors, first.errors + second.errors
+
+
+def test_an_error_page_has_its_style(server, page):
+    """The plain page of a wrong URL takes its look from a stylesheet: the server's
+    Content-Security-Policy refuses an inline style, which left it unstyled."""
+    page.goto(f"{server.url}?replay=abc")
+    problem = page.get_by_test_id("problem")
+    assert problem.evaluate("m => getComputedStyle(m).maxWidth") == "600px"  # 40rem
+    assert problem.evaluate("m => getComputedStyle(m).marginTop") == "30px"  # 2rem
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_the_winner_note_and_a_big_pile_leave_every_card_readable(server, browser, screen):
+    """A finished trick's "X wins the trick" covers none of its cards, and a pile of 14
+    scoring cards shows each of them, none over another, within its seat's box."""
+    size = SCREENS[screen]
+    trick = [[1, "S5"], [2, "SK"], [3, "S9"], [0, "S2"]]  # the partner's king takes it
+    pile = HEARTS + ["SQ"]
+    hand = ["S3", "S4", "H2", "D3", "D4", "D5", "D6", "C2", "C3", "C4", "C5", "C6"]
+    # no motion: the cards lie where they stay at once
+    with browser_page(browser, size, reduced_motion="reduce") as page:
+        join_fake_table(page, server.url, waiting_table(server), [welcome(
+            "t", hand=hand, history=trick, ply=4, leader=2,
+            captured=[[], pile, [], ["DJ", "C10"]], scores=[0, -300, 0, 200],
+            team=[0, -100])], hold_ms=60_000)  # the trick stays whole
+        note = page.locator("#trick-note")
+        expect_note = "Mr. Greed (partner) wins the trick"
+        page.wait_for_function(f"() => document.getElementById('trick-note').textContent"
+                               f" === {expect_note!r}")
+        note_box = note.bounding_box()
+        for card in page.locator("#trick-area .card").all():
+            assert not overlap(note_box, card.bounding_box()), (note_box, card.bounding_box())
+        ranks = page.get_by_test_id("captured-1").locator("[data-card]")
+        assert sorted(ranks.evaluate_all("rs => rs.map(r => r.dataset.card)")) == sorted(pile)
+        seat_box = page.get_by_test_id("seat-1").bounding_box()
+        boxes = [r.bounding_box() for r in ranks.all()]
+        for i, box in enumerate(boxes):
+            assert box["width"] > 4 and inside(box, size["width"], size["height"] * 3)
+            assert (seat_box["x"] <= box["x"] and box["x"] + box["width"]
+                    <= seat_box["x"] + seat_box["width"]), (box, seat_box)
+            assert not any(overlap(box, other) for other in boxes[i + 1:]), (box, boxes)
+        assert not page.errors, page.errors
+
+
+def test_a_finished_trick_stays_two_seconds_or_until_a_click(server, page):
+    """The fourth card of a trick and the next lead arrive together: the trick stays on the
+    table about 2 s before the lead shows (it stayed 0.8 s whole); a click on the table ends
+    the wait at once."""
+    first = [[1, "S5"], [2, "SK"], [3, "S9"], [0, "S2"]]  # the partner's king takes it
+    hand = ["S2", "S3", "H5", "D3", "D4", "D5", "D6", "C2", "C3", "C4", "C5", "C6", "C7"]
+    socket = join_fake_table(page, server.url, waiting_table(server), [welcome(
+        "t", hand=hand, history=first[:3], trick=first[:3], ply=3, leader=1)])
+    shows = "cards => document.getElementById('trick-area').dataset.cards === cards"
+
+    def trick_then_lead(trick: list[list], start: int, winner: int, lead: str) -> float:
+        """Send the plays of `trick` from its card `start` on, its end and the winner's lead;
+        once the whole trick shows, the time they were sent."""
+        sent = time.monotonic()
+        for i, (seat, card) in enumerate(trick[start:], start=start):
+            socket.send({"type": "played", "seat": seat, "card": card, "ply": ply + i,
+                         "fallback": None})
+        socket.send({"type": "trick", "winner": winner, "cards": [c for _, c in trick],
+                     "captured": [[]] * 4, "scores": [0] * 4, "team": [0, 0]})
+        socket.send({"type": "played", "seat": winner, "card": lead, "ply": ply + 4,
+                     "fallback": None})
+        page.wait_for_function(shows, arg=" ".join(c for _, c in trick), polling=50)
+        return sent
+
+    ply = 1
+    sent = trick_then_lead(first, 3, 2, "H3")
+    page.wait_for_function(shows, arg="H3", polling=50, timeout=10_000)
+    assert time.monotonic() - sent >= 1.7
+    ply = 5
+    trick_then_lead([[2, "H3"], [3, "H4"], [0, "H5"], [1, "H6"]], 1, 1, "D2")
+    clicked = time.monotonic()
+    page.locator("#felt").click()
+    page.wait_for_function(shows, arg="D2", polling=50, timeout=10_000)
+    assert time.monotonic() - clicked < 1.0
+    assert not page.errors, page.errors
+
+
+def test_back_asks_before_it_leaves_a_hand_in_play(server, page):
+    """The browser's Back at a hand in play asks as the Lobby link does: kept, the hand goes
+    on at the same address; left, the lobby shows."""
+    from playwright.sync_api import expect
+
+    open_table(page, server.url, FAST)
+    page.wait_for_selector(LEGAL)
+    table_url = page.url
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.go_back()
+    page.wait_for_timeout(300)
+    assert asked and "Leave this table?" in asked[0]
+    expect(page.get_by_test_id("game")).to_be_visible()
+    assert page.url == table_url
+    page.locator(LEGAL).first.click()  # the hand goes on
+    expect(page.locator(CARDS)).to_have_count(12)
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.go_back()
+    expect(page.get_by_test_id("lobby")).to_be_visible()
+    assert len(asked) == 2

@@ -1,7 +1,8 @@
 """Plain HTML pages for a URL the table page cannot serve: a replay id that is not a number or
 names no game, a table that is not on the server, a seat that is not 0..3, a path that does not
 exist. Each says what is wrong and where to go, instead of a raw error object or a table with
-live controls and nothing on it."""
+live controls and nothing on it. Its look is base.css's `.problem` (the server's
+Content-Security-Policy allows no inline style)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,9 @@ def problem_page(title: str, text: str, status: int = 404) -> HTMLResponse:
 <title>{escape(title, quote=False)} - ScrofaZero tables</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/static/base.css">
-<style>main {{ max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }}
-h1 {{ font-size: 1.3rem; }} li {{ margin: .3rem 0; }}</style>
 </head>
 <body>
-<main data-testid="problem">
+<main class="problem" data-testid="problem">
 <h1 data-testid="problem-title">{escape(title, quote=False)}</h1>
 <p data-testid="problem-text">{escape(text, quote=False)}</p>
 <p>Where to go from here:</p>

@@ -15,6 +15,8 @@
   const THOUGHTS_KEY = 'scrofazero.thoughts.';
   const BEEP_KEY = 'scrofazero.beep';
   const PAGE_TITLE = 'ScrofaZero tables';
+  const SECTIONS = ['lobby', 'join', 'game', 'replay', 'review'];
+  const GATHER_MS = 450; // a finished trick moves to its winner in the last part of its pause
 
   const suitOf = (code) => code[0];
   const rankOf = (code) => code.slice(1);
@@ -47,9 +49,17 @@
 
   // Seat labels that tell seats apart: a name that two seats share gets a tag per seat
   // (`tagOf(seat)`: "left", "seat 3", ...); `own` (the viewer's seat, or null) is "You".
-  // `text (seat N)`, unless `text` ends with that tag already (a shared name's label)
+  // `text (seat N)`, unless `text` names the seat already ("Player at seat 2", a shared
+  // name's "(seat 2)")
   function withSeat(text, seat) {
-    return text.endsWith(`(seat ${seat})`) ? text : `${text} (seat ${seat})`;
+    return text.endsWith(`seat ${seat})`) || text.endsWith(`seat ${seat}`) ? text : `${text} (seat ${seat})`;
+  }
+
+  // A seat's name as people read it: the server's stand-in for an open seat nobody named
+  // ("open seat 2") is "Player at seat 2" once someone sits there (`taken`), else "Open seat".
+  function personName(player, taken) {
+    if (player.kind !== 'open' || player.name !== `open seat ${player.seat}`) return player.name;
+    return taken ? `Player at seat ${player.seat}` : 'Open seat';
   }
 
   function seatLabels(names, own, tagOf) {
@@ -106,6 +116,20 @@
     return row;
   }
 
+  // A pile's scoring cards, each readable however many there are: one chip per suit with its
+  // sign and every rank taken ("♥ 2 5 10 Q A"); the chips wrap onto a second line if they must.
+  function pileCards(codes, testid) {
+    const row = el('div', { class: 'pile', 'data-testid': testid });
+    for (const suit of SUITS) {
+      const cards = codes.filter((c) => suitOf(c) === suit);
+      if (!cards.length) continue;
+      row.append(el('span', { class: `pile-suit ${isRed(cards[0]) ? 'red' : 'black'}` },
+        el('span', { class: 'pile-sign', 'aria-hidden': 'true' }, SUIT_SYMBOL[suit]),
+        cards.map((c) => el('span', { class: 'pile-rank', 'data-card': c, title: cardLabel(c) }, rankOf(c)))));
+    }
+    return row;
+  }
+
   // The backs of a hand nobody at the table may see, and how many cards it holds.
   function handBacks(count, seat) {
     const backs = Array.from({ length: count }, () => el('span', { class: 'back' }));
@@ -140,9 +164,13 @@
     $('error-banner').hidden = true;
   }
 
+  // One section of the page at a time; a section newly shown opens at its top (a phone's
+  // lobby scrolled down to its button would otherwise open the table far below its seats).
   function showSection(name) {
-    for (const id of ['lobby', 'join', 'game', 'replay']) $(id).hidden = id !== name;
+    const fresh = $(name).hidden;
+    for (const id of SECTIONS) $(id).hidden = id !== name;
     $('new-table').hidden = name !== 'game';
+    if (fresh) window.scrollTo(0, 0);
   }
 
   // The server's choices (GET /api/options): the protocol version, the seat kinds and what each
@@ -190,7 +218,7 @@
     creating: null, // the create message waiting for `created`
     queue: [], // messages held back while a completed trick is shown
     holdUntil: 0,
-    trickHoldMs: 1000, // a completed trick stays on the table this long before the next card
+    trickHoldMs: 2000, // a completed trick stays on the table this long (or until a click)
     queueTimer: null,
     joining: false, // a join was sent and no welcome came yet
     game: null,
@@ -289,7 +317,8 @@
   const label = (seat) => {
     const g = app.game;
     if (!g) return `seat ${seat}`;
-    return seatLabels(g.players.map((p) => p.name), g.seat, side)[seat];
+    const names = g.players.map((p) => personName(p, p.connected || g.status !== 'waiting'));
+    return seatLabels(names, g.seat, side)[seat];
   };
   // "You", else the label with its seat number (once: a shared name's label has a tag already)
   const whoLabel = (seat) => (app.game && seat === app.game.seat ? 'You' : withSeat(label(seat), seat));
@@ -365,7 +394,8 @@
 
   // --- messages ------------------------------------------------------------------------------
   // Messages are handled in order; after a trick's 4th card the next ones wait app.trickHoldMs so
-  // a person sees the completed trick (the server does not wait: only the display does).
+  // a person sees the completed trick (the server does not wait: only the display does). A
+  // click on the table or the hand ends the wait at once.
   function onMessage(msg) {
     if (app.queue.length || Date.now() < app.holdUntil) {
       app.queue.push(msg);
@@ -385,6 +415,13 @@
     if (app.queueTimer === null) {
       app.queueTimer = setTimeout(drainQueue, Math.max(0, app.holdUntil - Date.now()));
     }
+  }
+
+  function endHold() {
+    if (Date.now() >= app.holdUntil) return;
+    app.holdUntil = 0;
+    clearTimeout(app.queueTimer);
+    drainQueue();
   }
 
   function drainQueue() {
@@ -446,6 +483,7 @@
         logHistory(g, msg.history);
       }
       showSection('game');
+      guardBack();
       renderGame();
     },
 
@@ -457,7 +495,7 @@
       p.name = msg.name;
       p.connected = msg.connected;
       if (was !== msg.connected && msg.seat !== g.seat) {
-        addLog(`${msg.name} (seat ${msg.seat}) ${msg.connected ? 'connected' : 'disconnected'}.`,
+        addLog(`${whoLabel(msg.seat)} ${msg.connected ? 'connected' : 'disconnected'}.`,
           msg.connected ? '' : 'warn');
       }
       renderGame();
@@ -489,6 +527,7 @@
       if (!(remaining > -5 && remaining < msg.timeout_s + 5)) remaining = msg.timeout_s; // clocks differ
       g.deadlineLocal = Date.now() + remaining * 1000;
       renderGame();
+      keepHandClear();
     },
 
     played(msg) {
@@ -716,8 +755,7 @@
       el('div', { class: 'seat-score' },
         el('span', { class: 'pile-word' }, 'pile '),
         el('span', { class: 'num', 'data-testid': `pile-score-${seat}` }, String(g.scores[seat])),
-        captured.length ? fanRow(captured.map((c) => cardFace(c, { size: 'mini' })), 'captured',
-          `captured-${seat}`)
+        captured.length ? pileCards(captured, `captured-${seat}`)
           : el('span', { class: 'captured empty', 'data-testid': `captured-${seat}` }, 'no scoring cards')));
   }
 
@@ -814,7 +852,7 @@
     renderTrickList();
   }
 
-  // The trick stays whole for part of the pause that shows it, then moves to its winner; not
+  // The trick stays whole for most of the pause that shows it, then moves to its winner; not
   // after the last trick (the table keeps it in view) nor without a pause.
   function scheduleGather(trick) {
     const g = app.game;
@@ -826,7 +864,7 @@
       if (now && now.showLast && now.lastTrick === trick && now.trick.length === 0) {
         setGather($('trick-area'), posOf(trick.winner));
       }
-    }, app.trickHoldMs * 0.55);
+    }, Math.max(0, app.trickHoldMs - GATHER_MS));
   }
 
   // Every completed trick of the hand, one at a time: the latest unless the player steps back.
@@ -907,7 +945,8 @@
       text = `Connection lost; reconnecting in ${fmtClock((g.reconnectAt - Date.now()) / 1000)}…`;
       cls = 'warn';
     } else if (g.status === 'waiting') {
-      const missing = g.players.filter((p) => !p.connected).map((p) => `${p.name} (seat ${p.seat})`);
+      const missing = g.players.filter((p) => !p.connected)
+        .map((p) => (personName(p, false) === 'Open seat' ? `seat ${p.seat}` : whoLabel(p.seat)));
       text = `Waiting for ${missing.join(', ') || 'the hand to start'} to join…`;
     } else if (handIsOver(g)) {
       text = 'The hand is over.';
@@ -931,6 +970,16 @@
     const title = mine ? `Your turn - ${PAGE_TITLE}` : `Table ${g.table} - ${PAGE_TITLE}`;
     if (document.title !== title) document.title = title;
     if (g.between) renderNextLine();
+  }
+
+  // On a phone the score line stays at the top of the screen as the page scrolls: on your turn
+  // a hand it covers is scrolled just clear of it.
+  function keepHandClear() {
+    const strip = $('score-strip');
+    if (getComputedStyle(strip).position !== 'sticky') return;
+    const bar = strip.getBoundingClientRect();
+    const hand = $('hand').getBoundingClientRect();
+    if (hand.top < bar.bottom && hand.bottom > bar.top) window.scrollBy(0, hand.top - bar.bottom - 8);
   }
 
   // A short beep when it becomes your turn, if the player ticked the box (off by default).
@@ -1345,7 +1394,7 @@
         el('td', {}, String(game.id)),
         el('td', { title: game.created_at }, when.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })),
         el('td', {}, game.status),
-        el('td', { class: 'seats' }, game.seats.map((s) => s.name).join(', ')),
+        el('td', { class: 'seats' }, game.seats.map((s) => personName(s, true)).join(', ')),
         el('td', { class: 'num' }, game.scores ? game.scores.join(' / ') : ''),
         el('td', {}, done ? [el('a', { href: `/?replay=${game.id}`, 'data-testid': `replay-link-${game.id}` }, 'replay'), ' ',
           el('a', { href: `/api/games/${game.id}/export`, target: '_blank' }, 'text')] : ''));
@@ -1416,7 +1465,7 @@
     }
     body.replaceChildren(...tables.map((t) => el('tr', { 'data-table': t.table },
       el('td', {}, el('code', {}, t.table)),
-      el('td', { class: 'seats' }, t.players.map((p) => `${p.seat}: ${p.name}`).join(', ')),
+      el('td', { class: 'seats' }, t.players.map((p) => `${p.seat}: ${personName(p, !t.open_seats.includes(p.seat))}`).join(', ')),
       el('td', {}, t.hands > 1 ? `${t.hands} hands` : 'one hand'),
       el('td', {}, t.open_seats.map((seat) => el('button', { type: 'button', class: 'small',
         'data-testid': `claim-${t.table}-${seat}`, onclick: () => claimSeat(t.table, seat) }, `Join seat ${seat}`))))));
@@ -1460,16 +1509,23 @@
     $('join-name').focus();
   }
 
-  // Leaving a hand in play (New table, Lobby, Fish, the title) asks first; true: go.
-  function confirmLeave() {
+  // Leaving a hand in play (New table, Lobby, Fish, the title, the browser's Back) asks first.
+  const inPlay = () => {
     const g = app.game;
-    if (!g || g.replaced || !(g.status === 'playing' || g.between) || $('game').hidden) return true;
-    return window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.');
+    return Boolean(g && !g.replaced && (g.status === 'playing' || g.between) && !$('game').hidden);
+  };
+
+  // true: go
+  function confirmLeave() {
+    return !inPlay() || window.confirm('Leave this table? Your seat plays the lowest legal card once you are gone.');
   }
 
   function leaveTable() {
+    if (confirmLeave()) quitTable(() => { location.href = '/'; });
+  }
+
+  function quitTable(then) {
     const g = app.game;
-    if (!confirmLeave()) return;
     app.wsWanted = false;
     clearTimeout(app.reconnectTimer);
     if (app.ws) { const ws = app.ws; app.ws = null; ws.close(); }
@@ -1477,7 +1533,21 @@
     app.session = null;
     saveSession();
     app.game = null;
-    location.href = '/';
+    then();
+  }
+
+  // The browser's Back at a table first steps off an entry of the table's own (pushed when the
+  // table opens), so the page can ask as the Lobby link does: kept, the entry is pushed again;
+  // left, the lobby takes the table's place in the history. With no hand in play Back goes on.
+  function guardBack() {
+    if (!(history.state && history.state.table)) history.pushState({ table: true }, '', location.href);
+  }
+
+  function onBack() {
+    if (!app.game || $('game').hidden || (history.state && history.state.table)) return;
+    if (!inPlay()) history.back();
+    else if (confirmLeave()) quitTable(() => location.replace('/'));
+    else guardBack();
   }
 
   // --- replay --------------------------------------------------------------------------------
@@ -1547,7 +1617,7 @@
     const { data } = r;
     const f = data.frames[r.idx];
     const last = data.frames.length - 1;
-    const labels = seatLabels(data.seats.map((s) => s.name), null, (s) => `seat ${s}`);
+    const labels = seatLabels(data.seats.map((s) => personName(s, true)), null, (s) => `seat ${s}`);
     const nameFn = (s) => labels[s];
     const pos = (s) => POSITIONS[(s - r.viewer + 4) % 4];
     const toMove = r.idx < last && data.frames[r.idx + 1] ? data.frames[r.idx + 1].seat : null;
@@ -1626,6 +1696,8 @@
       $('thinking-list').dataset.signature = '';
       renderThinking();
     });
+    for (const id of ['felt', 'hand-bar']) $(id).addEventListener('click', endHold);
+    window.addEventListener('popstate', onBack);
     $('trick-review-prev').addEventListener('click', () => stepTrick(-1));
     $('trick-review-next').addEventListener('click', () => stepTrick(1));
     $('beep').checked = localStorage.getItem(BEEP_KEY) === '1';
