@@ -37,6 +37,9 @@ def server(tmp_path_factory):
     ("/?replay=-3", 400, "'-3' is not a game number"),
     ("/?match=abc", 400, "'abc' is not a match number"),
     ("/?match=4242", 404, "no match 4242"),
+    ("/?review=abc", 400, "'abc' is not a game number: a review link reads /?review=N"),
+    ("/?review=99999&seat=1", 404, "no game 99999"),
+    ("/?review=1&seat=7", 400, "seats are 0, 1, 2 and 3, not '7'"),
     ("/?table=nosuch&seat=9&token=abc", 404, "There is no table 'nosuch'"),
     ("/nowhere/at/all", 404, "There is no page at /nowhere/at/all"),
 ])
@@ -130,6 +133,12 @@ def test_a_review_of_a_seats_moves_is_computed_in_the_background(server):
     assert [m["card"] for m in review["moves"]] == mine
     assert review["total_given_up"] == pytest.approx(sum(m["given_up"] for m in review["moves"]))
     assert len(review["costliest"]) <= 3 and all(m["given_up"] >= 0 for m in review["moves"])
+    assert review["settings"]["worlds"] == 16  # the server's review_worlds
+    assert [m["trick"] for m in review["moves"]] == list(range(1, 14))
+    assert all((m["verdict"] == "mistake") == (m["given_up"] > 0) for m in review["moves"])
+    assert review["mistakes"] == sum(m["verdict"] == "mistake" for m in review["moves"])
+    assert sum(review["result"].values()) == sum(game["scores"])
+    assert review["explanation"].startswith(f"Your team finished with {review['result']['team']}")
     assert answer(server, path) == got
     assert http(server, f"/api/games/{made['game_id']}/review?seat=7")[0] == 400
     assert http(server, "/api/games/99999/review?seat=0")[0] == 404

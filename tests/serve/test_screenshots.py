@@ -72,6 +72,28 @@ def test_the_table_and_the_review(server, browser):
                 "p => { p.scrollIntoView(); scrollBy(0, -Math.min(140, innerHeight / 6)); }")
             shoot(page, name, size)
 
+        # a reviewed move at its trick (a mistake with cards on the table, if there is one)
+        game_id = int(page.get_by_test_id("game-over").get_attribute("data-game-id"))
+        moves = server.get(f"/api/games/{game_id}/review?seat=0")["review"]["moves"]
+        move = max((m for m in moves if m["table"]), key=lambda m: (m["given_up"], -m["ply"]))
+        page.get_by_test_id(f"review-move-{move['ply']}").locator("button").click()
+        top = "n => { n.scrollIntoView(); scrollBy(0, -Math.min(60, innerHeight / 12)); }"
+        for name, size in (("review_trick_laptop.png", LAPTOP), ("review_trick_phone.png", PHONE)):
+            page.set_viewport_size(size)
+            page.get_by_test_id("review-detail").evaluate(top)
+            shoot(page, name, size)
+
+        # the practice of the worst mistake, the AI's card chosen
+        page.get_by_test_id("practise-button").click()
+        practice = page.get_by_test_id("practice")
+        if practice.get_attribute("data-ply"):
+            worst = next(m for m in moves if m["ply"] == int(practice.get_attribute("data-ply")))
+            page.locator(f'[data-testid=practice-hand] [data-card="{worst["ai_card"]}"]').click()
+        for name, size in (("practise_laptop.png", LAPTOP), ("practise_phone.png", PHONE)):
+            page.set_viewport_size(size)
+            practice.evaluate(top)
+            shoot(page, name, size)
+
 
 @pytest.mark.slow
 def test_fish_at_a_table(server, browser):

@@ -49,23 +49,27 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
         return problem or FileResponse(static / "index.html")
 
     async def url_problem(params) -> Response | None:
-        """A plain page when the page's URL cannot be served (a replay id that is not a
-        number or names no game, a table not on the server, a seat not 0..3); else None."""
-        for kind, what in (("replay", "game"), ("match", "match")):
+        """A plain page when the page's URL cannot be served (a replay or review id that is
+        not a number or names no finished game, a table not on the server, a seat not 0..3);
+        else None."""
+        for kind, what in (("replay", "game"), ("review", "game"), ("match", "match")):
             if kind not in params:
                 continue
             text = params[kind]
             if not text.isdecimal() or not 0 < int(text) <= MAX_GAME_ID:
                 return problem_page(f"No such {what}", f"'{shown(text)}' is not a {what} "
-                                    f"number: a replay link reads /?{kind}=N, N a {what}'s "
+                                    f"number: a {kind} link reads /?{kind}=N, N a {what}'s "
                                     "number from the lobby's list.", 400)
+            if params.get("seat", "0") not in ("0", "1", "2", "3"):
+                return problem_page("No such seat", f"A game's seats are 0, 1, 2 and 3, not "
+                                    f"'{shown(params['seat'])}'.", 400)
             try:
-                if kind == "replay":
-                    await reader.answer(("game", int(text)),
-                                        stored_answer("game", int(text), json_bytes))
-                else:
+                if kind == "match":
                     await reader.answer(("match", int(text)),
                                         lambda: match_answer(int(text)))
+                else:
+                    await reader.answer(("game", int(text)),
+                                        stored_answer("game", int(text), json_bytes))
             except ProtocolError as err:
                 title = f"{what.capitalize()} {text} is still in play" \
                     if err.code == "in_play" else f"No {what} {text}"

@@ -1130,7 +1130,9 @@
     const mineTeam = g.seat % 2;
     $('match-body').replaceChildren(
       ...m.history.map((h) => el('tr', { 'data-testid': `match-hand-${h.hand}` },
-        el('td', {}, el('a', { href: `/?replay=${h.game_id}` }, `hand ${h.hand}`)),
+        el('td', {}, el('a', { href: `/?replay=${h.game_id}&seat=${g.seat}` }, `hand ${h.hand}`), ' · ',
+          el('a', { href: `/?review=${h.game_id}&seat=${g.seat}`, target: '_blank', rel: 'noopener',
+            'data-testid': `match-review-${h.hand}`, title: 'the review of your moves in this hand, in a new tab' }, 'review')),
         el('td', { class: mineTeam === 0 ? 'mine' : '' }, String(h.team[0])),
         el('td', { class: mineTeam === 1 ? 'mine' : '' }, String(h.team[1])))),
       el('tr', { class: 'total' }, el('td', {}, 'total'),
@@ -1152,36 +1154,253 @@
     renderReview();
   }
 
-  // --- the review of the person's own moves (GET /api/games/ID/review) ------------------------
-  function askReview(gameId) {
-    const g = app.game;
-    if (!g || g.review) return;
-    g.review = { gameId, state: null, error: null, match: null, selected: null };
-    renderSummary();
-    pollReview(g.review);
+  // --- the review of a seat's moves (GET /api/games/ID/review?seat=S) ------------------------
+  // Shown under the table after a hand and on a page of its own (/?review=GAME_ID&seat=S): each
+  // move where it happened (the trick as it lay, the cards the seat could play and what the AI
+  // found each worth), and a practice of the worst moves. A review is {gameId, seat, nameOf,
+  // state: the server's answer, error, selected: the ply shown, practice}.
+  const POSITION_WORDS = ['led', 'played second', 'played third', 'played last'];
+  const PLAY_WORDS = ['lead', 'play second', 'play third', 'play last'];
+
+  function newReview(gameId, seat, nameOf) {
+    return { gameId, seat, nameOf, state: null, error: null, selected: null, practice: null };
   }
 
-  async function pollReview(review) {
-    const g = app.game;
-    if (!g || g.review !== review) return; // a new hand started meanwhile
+  // Ask for the review (the first ask starts it) and again while it is computed; stops once
+  // `alive()` is false (a new hand, another page).
+  async function pollReview(review, render, alive) {
+    if (!alive()) return;
     try {
-      review.state = await getJSON(`/api/games/${review.gameId}/review?seat=${g.seat}`);
+      review.state = await getJSON(`/api/games/${review.gameId}/review?seat=${review.seat}`);
+      review.error = null;
     } catch (err) {
       review.error = err.message;
     }
-    renderReview();
-    if (review.state && review.state.status === 'running') setTimeout(() => pollReview(review), 700);
-    else if (review.state && review.state.status === 'done' && isMatch(g) && g.match.id !== null) pollMatchReview(review);
+    if (!alive()) return;
+    render();
+    if (!review.error && review.state.status === 'running') setTimeout(() => pollReview(review, render, alive), 700);
   }
 
-  async function pollMatchReview(review) {
+  const fmt = (x) => (Math.abs(x) < 0.05 ? '0' : x.toFixed(1));
+  const whereWords = (m) => `trick ${m.trick}, you ${POSITION_WORDS[m.position - 1]}`;
+  const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+  // A card's verdict in words: "mistake: about 32 points", "about as good", "best", "forced".
+  function verdictWords(v) {
+    if (v.verdict === 'mistake') return `mistake: about ${Math.round(v.loss)} points`;
+    return v.verdict === 'as_good' ? 'about as good' : v.verdict;
+  }
+
+  // What a value means, and when a card is called a mistake (the review's own settings).
+  function valueWords(settings) {
+    return 'A card\'s value is what the AI expects your team\'s points minus the other team\'s to be '
+      + 'at the end of the hand if you play that card then, from what you could see (± its error). '
+      + `A card is a mistake when it is worse than the AI's card by more than ${settings.min_loss} points `
+      + `and more than ${settings.z} times its error; else it is about as good.`;
+  }
+
+  // The trick as it lay when the seat was to play: the cards on the table at their seats'
+  // places, the seat at the bottom with `mine` (its card, or null: a question mark).
+  function trickPicture(table, seat, nameOf, mine, testid) {
+    const area = el('div', { class: `center review-trick${table.length ? '' : ' lead'}`, 'data-testid': testid,
+      'data-cards': table.map((t) => t.card).join(' ') },
+    ...POSITIONS.map((p) => el('div', { class: `trick-card pos-${p}` })));
+    const pos = (s) => POSITIONS[(s - seat + 4) % 4];
+    fillTrick(area, el('span'), table.map((t) => [t.seat, t.card]), null, nameOf, pos, false);
+    const slot = area.querySelector('.pos-bottom');
+    slot.replaceChildren(mine ? cardFace(mine, { size: 'table', extra: 'mine' })
+      : el('span', { class: 'card table empty-slot' }, '?'), el('span', { class: 'trick-name' }, mine ? 'your card' : 'you'));
+    return el('div', { class: 'review-felt' }, area);
+  }
+
+  // A part of the page brought into view when it is off the screen (a phone's one column).
+  function reveal(node) {
+    const rect = node.getBoundingClientRect();
+    if (rect.top < 0 || rect.top > window.innerHeight * 0.6) node.scrollIntoView({ block: 'start' });
+  }
+
+  function renderReviewInto(box, review, rerender) {
+    const head = el('h3', {}, review.title || 'Review of your moves');
+    const st = review.state;
+    if (review.error || (st && st.status === 'failed')) {
+      box.replaceChildren(head, el('p', { class: 'error-text', 'data-testid': 'review-status' },
+        `The review could not be made: ${review.error || st.error}`));
+      return;
+    }
+    if (!st || st.status === 'running') {
+      const done = st ? st.done : 0;
+      const total = st ? st.total : 13;
+      box.replaceChildren(head, el('p', { 'data-testid': 'review-status' },
+        el('progress', { max: String(total), value: String(done) }),
+        ` The AI is looking at your move ${Math.min(done + 1, total)} of ${total}…`));
+      return;
+    }
+    const r = st.review;
+    if (review.practice) {
+      box.replaceChildren(head, practiceView(review, rerender));
+      return;
+    }
+    const worst = r.costliest.length ? r.moves.find((m) => m.ply === r.costliest[0].ply) : null;
+    const selected = r.moves.find((m) => m.ply === review.selected) || worst || r.moves[0];
+    const rows = r.moves.map((m) => el('li', { class: `review-move ${m.verdict}${m === selected ? ' selected' : ''}`,
+      'data-testid': `review-move-${m.ply}`, 'data-ply': m.ply },
+    el('button', { type: 'button', 'aria-pressed': String(m === selected),
+      onclick: () => { review.selected = m.ply; rerender(); reveal(box.querySelector('.review-detail')); } },
+    el('span', { class: 'where' }, capital(whereWords(m))),
+    el('span', { class: 'played' }, cardText(m.card), m.card === m.ai_card ? '' : [' · AI ', cardText(m.ai_card)]),
+    el('span', { class: 'verdict-word' }, verdictWords(m)))));
+    const result = r.result
+      ? [`Your team ${r.result.team}, the others ${r.result.other} · `] : [];
+    box.replaceChildren(head,
+      el('p', { class: 'review-explanation', 'data-testid': 'review-explanation' }, r.explanation),
+      el('p', { class: 'review-stats', 'data-testid': 'review-total' }, ...result,
+        `${r.mistakes} mistake${r.mistakes === 1 ? '' : 's'} in ${r.moves.length} moves · about `,
+        el('b', {}, fmt(r.total_given_up)), ' points given up'),
+      review.matchLine ? el('p', { 'data-testid': 'review-match' }, review.matchLine) : '',
+      el('p', { class: 'hint', 'data-testid': 'review-values-meaning' }, valueWords(r.settings)),
+      el('p', {}, el('button', { type: 'button', class: 'primary', 'data-testid': 'practise-button',
+        onclick: () => { startPractice(review); rerender(); } }, 'Practise your mistakes'),
+      el('span', { class: 'hint' }, ' each position where you gave up the most, to choose again')),
+      el('div', { class: 'review-cols' },
+        el('ol', { class: 'review-moves', 'data-testid': 'review-moves' }, rows),
+        moveDetail(review, selected)));
+  }
+
+  // One move where it happened: the trick, the seat's hand, every card it could play with its
+  // value, and the way into the replay at that moment.
+  function moveDetail(review, m) {
+    const rows = m.values.map((v) => el('tr', { class: (v.card === m.card ? 'chosen ' : '') + v.verdict,
+      'data-card': v.card },
+    el('td', {}, cardText(v.card)),
+    el('td', { class: 'num', 'data-testid': `review-value-${v.card}` },
+      v.value === null ? '—' : `${fmt(v.value)} ± ${fmt(v.se)}`),
+    el('td', { class: 'verdict-word' }, verdictWords(v)),
+    el('td', { class: 'tags' }, [v.card === m.card ? 'you' : '', v.card === m.ai_card ? 'AI' : ''].filter(Boolean).join(', '))));
+    return el('div', { class: 'review-detail', 'data-testid': 'review-detail', 'data-ply': m.ply },
+      el('h4', {}, capital(whereWords(m)), ': ', cardText(m.card), ` · ${verdictWords(m)}`),
+      trickPicture(m.table, review.seat, review.nameOf, m.card, 'review-table'),
+      el('div', { class: 'hint' }, 'Your hand then:'), cardRow(m.hand, 'mini', 'review-hand'),
+      el('table', { class: 'values review-values', 'data-testid': 'review-values' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'card'), el('th', { class: 'num' }, 'value'),
+          el('th', {}, 'against the AI\'s card'), el('th', {}))),
+        el('tbody', {}, rows)),
+      el('p', {}, el('a', { href: `/?replay=${review.gameId}&seat=${review.seat}&move=${m.ply}`,
+        'data-testid': 'review-replay-link' }, 'See it in the replay'),
+      el('span', { class: 'hint' }, ' (the table just before this card)')));
+  }
+
+  // --- practice: the worst moves again ---------------------------------------------------------
+  // Like lichess's "learn from your mistakes": each of the review's mistakes, worst first, from
+  // the seat's own view then; a card chosen again is as good as the AI's when the review found
+  // it best or about as good (within the noise).
+  function startPractice(review) {
+    const moves = review.state.review.moves.filter((m) => m.verdict === 'mistake')
+      .sort((a, b) => b.given_up - a.given_up || a.ply - b.ply);
+    review.practice = { moves, at: 0, choice: null, results: [] };
+  }
+
+  function practiceView(review, rerender) {
+    const p = review.practice;
+    const back = el('button', { type: 'button', 'data-testid': 'practice-back',
+      onclick: () => { review.practice = null; rerender(); } }, 'Back to the review');
+    if (!p.moves.length) {
+      return el('div', { class: 'practice', 'data-testid': 'practice' },
+        el('p', { 'data-testid': 'practice-none' }, 'Nothing to practise: none of your moves in this hand was a mistake.'),
+        back);
+    }
+    if (p.at >= p.moves.length) {
+      const good = p.results.filter((x) => x.good).length;
+      return el('div', { class: 'practice', 'data-testid': 'practice' },
+        el('p', { class: 'verdict', 'data-testid': 'practice-summary' },
+          `${good} of ${p.moves.length} now as good as the AI.`),
+        el('ol', {}, p.results.map((x) => el('li', {}, `${capital(whereWords(x.move))}: `, cardText(x.card),
+          x.good ? ' — as good as the AI' : [' — the AI plays ', cardText(x.move.ai_card)]))),
+        el('p', { class: 'links' },
+          el('button', { type: 'button', onclick: () => { startPractice(review); rerender(); } }, 'Once more'), back));
+    }
+    const m = p.moves[p.at];
+    const legal = new Map(m.values.map((v) => [v.card, v]));
+    const chosen = p.choice ? legal.get(p.choice) : null;
+    const pick = (card) => {
+      if (p.choice || !legal.has(card)) return;
+      p.choice = card;
+      const v = legal.get(card);
+      p.results.push({ move: m, card, good: v.verdict === 'best' || v.verdict === 'as_good' });
+      rerender();
+    };
+    const next = () => { p.at += 1; p.choice = null; rerender(); };
+    return el('div', { class: 'practice', 'data-testid': 'practice', 'data-ply': m.ply },
+      el('h4', { 'data-testid': 'practice-where' }, `Position ${p.at + 1} of ${p.moves.length}: trick ${m.trick}, you ${PLAY_WORDS[m.position - 1]}`),
+      el('p', { class: 'hint' }, p.choice ? '' : (m.table.length ? 'The cards on the table are below; ' : 'You lead this trick; ')
+        + 'choose the card you would play now (the highlighted ones are legal).'),
+      trickPicture(m.table, review.seat, review.nameOf, p.choice, 'practice-table'),
+      practiceHand(m.hand, legal, p.choice, pick),
+      chosen ? practiceVerdict(m, chosen) : '',
+      el('p', { class: 'links' },
+        chosen ? el('button', { type: 'button', class: 'primary', 'data-testid': 'practice-next', onclick: next },
+          p.at + 1 < p.moves.length ? 'Next position' : 'See how it went') : '',
+        back));
+  }
+
+  // The seat's hand at that moment, a fan as at the table: the legal cards raised to be chosen.
+  function practiceHand(hand, legal, choice, pick) {
+    const box = el('div', { class: 'hand practice-hand' + (choice ? '' : ' active'), 'data-testid': 'practice-hand' });
+    const middle = (hand.length - 1) / 2;
+    let suit = null;
+    hand.forEach((code, i) => {
+      const cls = [legal.has(code) ? 'legal' : 'dim'];
+      if (code === choice) cls.push('picked');
+      if (suit !== null && suitOf(code) !== suit) cls.push('suit-start');
+      suit = suitOf(code);
+      const fan = i - middle;
+      box.append(cardFace(code, { tag: 'button', size: 'big', extra: cls.join(' '), attrs: {
+        type: 'button', disabled: Boolean(choice) || !legal.has(code), style: `--fan: ${fan}; --fan2: ${fan * fan}`,
+        onclick: () => pick(code) } }));
+    });
+    return box;
+  }
+
+  function practiceVerdict(m, v) {
+    const good = v.verdict === 'best' || v.verdict === 'as_good';
+    const why = v.card === m.ai_card ? ['It is the AI\'s own card.']
+      : [`The AI plays `, cardText(m.ai_card), good
+        ? `; yours is within the noise of it (about ${fmt(v.loss)} ± ${fmt(v.loss_se)} points).`
+        : `: yours gives up about ${fmt(v.loss)} ± ${fmt(v.loss_se)} points of expected margin against it.`];
+    return el('div', { class: `practice-verdict ${good ? 'good' : 'bad'}`, 'data-testid': 'practice-verdict',
+      'data-good': String(good) },
+    el('p', { class: 'verdict' }, good ? 'As good as the AI.' : 'Not as good as the AI.'),
+    el('p', {}, ...why),
+    el('p', { class: 'hint' }, 'In the hand you played ', cardText(m.card),
+      `: a mistake of about ${fmt(m.loss)} ± ${fmt(m.loss_se)} points.`));
+  }
+
+  // --- the review at the table ----------------------------------------------------------------
+  function askReview(gameId) {
     const g = app.game;
-    if (!g || g.review !== review) return;
+    if (!g || g.review) return;
+    const review = newReview(gameId, g.seat, label);
+    g.review = review;
+    renderSummary();
+    const alive = () => app.game && app.game.review === review;
+    pollReview(review, () => { renderReview(); if (review.state && review.state.status === 'done') matchReviewLine(review, alive); }, alive);
+  }
+
+  // Once the match is over, its review's totals in a line (a match in play has none yet).
+  async function matchReviewLine(review, alive) {
+    const g = app.game;
+    if (!g.matchOver || !isMatch(g) || g.match.id === null || review.matchLine) return;
+    let m;
     try {
-      review.match = await getJSON(`/api/matches/${g.match.id}/review?seat=${g.seat}`);
+      m = await getJSON(`/api/matches/${g.match.id}/review?seat=${g.seat}`);
     } catch (_) { return; }
-    renderReview();
-    if (review.match.status === 'running') setTimeout(() => pollMatchReview(review), 1000);
+    if (!alive()) return;
+    if (m.summary) {
+      const s = m.summary;
+      review.matchLine = `In the match: ${s.mistakes} mistake${s.mistakes === 1 ? '' : 's'}, about ${fmt(s.total_given_up)} points over ${s.hands} hand${s.hands === 1 ? '' : 's'}.`;
+      renderReview();
+    } else if (m.status === 'running') {
+      setTimeout(() => matchReviewLine(review, alive), 1000);
+    }
   }
 
   function renderReview() {
@@ -1190,48 +1409,35 @@
     const review = g && g.review;
     panel.hidden = !review;
     if (!review) { panel.replaceChildren(); return; }
-    const head = el('h3', {}, 'Review of your moves');
-    const st = review.state;
-    if (review.error || (st && st.status === 'failed')) {
-      panel.replaceChildren(head, el('p', { class: 'error-text', 'data-testid': 'review-status' },
-        `The review could not be made: ${review.error || st.error}`));
+    renderReviewInto(panel, review, renderReview);
+  }
+
+  // --- the review on a page of its own (/?review=GAME_ID&seat=S) --------------------------------
+  async function showReviewPage(gameId, seat) {
+    showSection('review');
+    document.title = `Review of game ${gameId} - ${PAGE_TITLE}`;
+    let game;
+    try {
+      game = await getJSON(`/api/games/${encodeURIComponent(gameId)}`);
+    } catch (err) {
+      showError(`Cannot load game ${gameId}: ${err.message}`);
       return;
     }
-    if (!st || st.status === 'running') {
-      const done = st ? st.done : 0;
-      const total = st ? st.total : 13;
-      panel.replaceChildren(head, el('p', { 'data-testid': 'review-status' },
-        el('progress', { max: String(total), value: String(done) }),
-        ` The AI is looking at your move ${Math.min(done + 1, total)} of ${total}…`));
-      return;
+    if (seat === null) {
+      const open = game.seats.find((s) => s.kind === 'open');
+      seat = open ? open.seat : 0;
     }
-    const r = st.review;
-    const selected = r.moves.find((m) => m.ply === review.selected) || r.costliest.map((c) => r.moves.find((m) => m.ply === c.ply))[0] || r.moves[0];
-    const rows = r.moves.map((m) => el('tr', { class: (m.given_up > 0 ? 'costly' : '') + (m === selected ? ' chosen' : ''),
-      'data-testid': `review-move-${m.ply}`, onclick: () => { review.selected = m.ply; renderReview(); } },
-      el('td', {}, String(m.ply)), el('td', {}, cardText(m.card)),
-      el('td', {}, m.forced ? 'forced' : m.card === m.ai_card ? 'the same' : cardText(m.ai_card)),
-      el('td', { class: 'num', 'data-testid': `review-given-up-${m.ply}` }, m.given_up ? m.given_up.toFixed(1) : '0')));
-    const costly = r.costliest.length
-      ? el('ol', {}, r.costliest.map((c) => el('li', {}, `move ${c.ply}: you played `, cardText(c.card),
-        ', the AI would play ', cardText(c.ai_card), ` (${c.given_up.toFixed(1)} points)`)))
-      : el('p', {}, 'Every card you played was the AI\'s choice, or as good by its values.');
-    const m = review.match;
-    panel.replaceChildren(head,
-      el('p', { 'data-testid': 'review-total' }, `Against the AI's choices you gave up `,
-        el('b', {}, r.total_given_up.toFixed(1)), ' points in this hand (its estimate, from what you could see at each move).'),
-      el('h4', {}, 'Your costliest moves'), costly,
-      // replaceChildren would write a null as the text "null": an empty text instead
-      m && m.summary ? el('p', { 'data-testid': 'review-match' }, `In the match so far: ${m.summary.total_given_up.toFixed(1)} points over ${m.summary.hands} hand${m.summary.hands === 1 ? '' : 's'}.`) : '',
-      el('div', { class: 'thought-cols' },
-        el('table', { class: 'values review-moves', 'data-testid': 'review-moves' },
-          el('thead', {}, el('tr', {}, el('th', {}, 'move'), el('th', {}, 'you'), el('th', {}, 'AI'), el('th', { class: 'num' }, 'given up'))),
-          el('tbody', {}, rows)),
-        el('div', {}, el('h5', {}, `Move ${selected.ply}: the AI's value of each card you could play`),
-          el('table', { class: 'values' }, el('tbody', {}, selected.values.map((v) => el('tr', { class: v.card === selected.card ? 'chosen' : '' },
-            el('td', {}, cardText(v.card)), el('td', { class: 'num' }, v.value === null ? '—' : v.value.toFixed(1)),
-            el('td', { class: 'tags' }, [v.card === selected.card ? 'you' : '', v.card === selected.ai_card ? 'AI' : ''].filter(Boolean).join(', '))))))),
-        el('p', { class: 'hint' }, 'Points for your team; higher is better. Click a move to see its values.')));
+    const names = seatLabels(game.seats.map((s) => personName(s, true)), seat, (s) => `seat ${s}`);
+    const review = newReview(game.id, seat, (s) => names[s]);
+    review.title = `Your moves at seat ${seat}`;
+    const hand = game.match_id !== null && game.match_id !== undefined ? ` (hand ${game.hand} of match ${game.match_id})` : '';
+    $('review-title').textContent = `Review of game ${game.id}${hand}`;
+    $('review-links').replaceChildren(
+      el('a', { href: `/?replay=${game.id}&seat=${seat}`, 'data-testid': 'review-page-replay' }, 'replay this hand'),
+      ' · ', el('a', { href: '/' }, 'lobby'));
+    app.pageReview = review;
+    const render = () => renderReviewInto($('review-page-panel'), review, render);
+    pollReview(review, render, () => app.pageReview === review);
   }
 
   // --- the thinking panel --------------------------------------------------------------------
@@ -1551,8 +1757,9 @@
   }
 
   // --- replay --------------------------------------------------------------------------------
-  // `/?replay=GAME_ID` (one hand) or `/?match=MATCH_ID` (every hand of a match, in order).
-  async function showReplay(kind, id, viewer) {
+  // `/?replay=GAME_ID` (one hand) or `/?match=MATCH_ID` (every hand of a match, in order);
+  // `&move=N` (from a review) opens a hand at the moment before its move N.
+  async function showReplay(kind, id, viewer, move) {
     showSection('replay');
     const what = kind === 'match' ? `match ${id}` : `game ${id}`;
     document.title = `Replay of ${what} - ${PAGE_TITLE}`;
@@ -1575,7 +1782,7 @@
       const open = hands[0].seats.find((s) => s.kind === 'open');
       viewer = open ? open.seat : 0;
     }
-    app.replay = { hands, match, hand: 0, data: hands[0], idx: 0, viewer };
+    app.replay = { hands, match, hand: 0, data: hands[0], idx: 0, viewer, move };
     $('replay-title').textContent = match
       ? `Replay of match ${match.id ?? id} (${match.status}, ${hands.length} hand${hands.length === 1 ? '' : 's'})`
       : `Replay of game ${hands[0].id} (${hands[0].status})`;
@@ -1583,7 +1790,7 @@
     select.hidden = !match;
     select.replaceChildren(...hands.map((h, i) => el('option', { value: i }, `hand ${i + 1} (game ${h.id})`)));
     $('rp-slider').disabled = $('rp-hand').disabled = false; // renderReplay sets the buttons
-    replayHand(0, 0);
+    replayHand(0, move ? move - 1 : 0);
   }
 
   function replayHand(hand, idx) {
@@ -1594,7 +1801,9 @@
     $('rp-hand').value = String(hand);
     $('rp-slider').max = String(r.data.frames.length - 1);
     $('replay-links').replaceChildren(
-      el('a', { href: `/api/games/${r.data.id}/export`, target: '_blank', 'data-testid': 'replay-export' }, 'export as text'),
+      el('a', { href: `/?review=${r.data.id}&seat=${r.viewer}`, 'data-testid': 'replay-review-link',
+        title: `the AI's review of seat ${r.viewer}'s moves in this hand` }, `review seat ${r.viewer}'s moves`),
+      ' · ', el('a', { href: `/api/games/${r.data.id}/export`, target: '_blank', 'data-testid': 'replay-export' }, 'export as text'),
       ' · ', el('a', { href: '/' }, 'lobby'));
     renderReplay();
   }
@@ -1651,7 +1860,9 @@
     $('rp-move').replaceChildren(...(f.ply
       ? [`${f.ply}. ${withSeat(nameFn(f.seat), f.seat)} played `, cardText(f.card),
         f.fallback ? ` (played for the seat: ${f.fallback})` : '']
-      : [`The deal; ${withSeat(nameFn(data.leader), data.leader)} leads.`]));
+      : [`The deal; ${withSeat(nameFn(data.leader), data.leader)} leads.`]),
+    r.move && r.hand === 0 && f.ply === r.move - 1
+      ? el('div', { class: 'at-move', 'data-testid': 'replay-at-move' }, `Next: move ${r.move}, the one the review is about.`) : '');
     const thinking = $('rp-thinking');
     if (f.thinking) {
       renderThought(thinking, { ...f.thinking, seat: f.seat, ply: f.ply }, f.card, nameFn);
@@ -1726,10 +1937,16 @@
     setInterval(() => { if (app.ws && app.ws.readyState === WebSocket.OPEN) send({ type: 'ping' }); }, 25000);
 
     const params = new URLSearchParams(location.search);
+    const asked = params.has('seat') ? Number(params.get('seat')) % 4 : null;
+    const viewer = Number.isInteger(asked) ? asked : null;
     for (const kind of ['replay', 'match']) {
       if (!params.has(kind)) continue;
-      const viewer = params.has('seat') ? Number(params.get('seat')) % 4 : null;
-      showReplay(kind, params.get(kind), Number.isInteger(viewer) ? viewer : null);
+      const move = Number(params.get('move'));
+      showReplay(kind, params.get(kind), viewer, Number.isInteger(move) && move >= 1 && move <= 52 ? move : null);
+      return;
+    }
+    if (params.has('review')) {
+      showReviewPage(params.get('review'), viewer);
       return;
     }
     const stored = loadSession();
