@@ -1,7 +1,8 @@
 """A real play.py server (uvicorn on a loopback port) in a background thread, for tests.
 
 `running_server(tmp_path, **settings)` yields a Server with its base URL, WebSocket URL and the
-app's Hub (for tests that look inside or swap a bot); it stops the server on exit. `Client` is a
+app's Hub (for tests that look inside or swap a bot); it stops the server on exit. Its Fish bots
+move at once (fish_bot_delay 0) unless `settings` say otherwise. `Client` is a
 small real WebSocket client that collects what the server sends; `http` and `answer` ask the
 server's HTTP API.
 """
@@ -45,7 +46,7 @@ class Server:
 @contextmanager
 def running_server(tmp_path, db: str | None = None, **settings):
     cfg = replace(PlayConfig(), db=db or str(tmp_path / "records.sqlite"), checkpoint=CHECKPOINT,
-                  **{"seed": 0, **settings})
+                  **{"seed": 0, "fish_bot_delay": 0.0, **settings})
     app = create_app(cfg)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -1,6 +1,7 @@
 """The screenshots of docs/figures, remade from a real server and Chromium: the Gongzhu table
 mid-hand, the review of your moves after a hand, and Fish at a table, each at 1280x800 (a
-laptop) and 390x844 (a phone). Marked slow, so never run by default; remake them with
+laptop) and 390x844 (a phone), and the Fish table's last few moves at 1366x768. Marked slow,
+so never run by default; remake them with
 
     python -m pytest -n 0 -m slow tests/serve/test_screenshots.py
 
@@ -24,6 +25,7 @@ from browser_table import (
 )
 
 FIGURES = REPO / "docs" / "figures"
+WIDE = {"width": 1366, "height": 768}  # a common laptop screen
 BOTS = {1: "greed", 2: "scrofazero", 3: "random"}
 DEAL = 7
 
@@ -109,6 +111,8 @@ def test_fish_at_a_table(server, browser):
             page.wait_for_function(f"() => document.querySelectorAll('#history li').length > "
                                    f"{logged}")
             page.wait_for_selector("[data-testid^=fish-ask-card-]", timeout=60_000)
+        shoot(page, "fish_table_pace.png", WIDE)  # the last few moves in the table's middle
+        page.set_viewport_size(LAPTOP)
         page.locator("[data-testid^=fish-ask-card-]").first.click()  # the ask's second step
         expect(page.get_by_test_id("fish-whom")).to_be_visible()
         shoot(page, "fish_laptop.png", LAPTOP)

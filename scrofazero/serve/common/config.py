@@ -42,6 +42,9 @@ class PlayConfig:
     next_hand_s: Positive = 30.0  # between hands of a match: the next starts after this anyway
     idle_expire_s: Positive = 1800.0
     # ^ a table (Gongzhu or Fish) whose first hand has not started by then is closed
+    fish_bot_delay: NonNegative = 1.0
+    # ^ seconds our bots wait after a move before their ask or call at a Fish table with an
+    #   open seat, so a person reads each move (0: none; tables of bots only never wait)
     bot_threads: Count = 2  # threads our bots think in
     torch_threads: NonNegativeInt = 1  # torch threads per bot decision (0: torch's default)
     seed: Optional[Seed] = None  # seeds random deals and bots (None: fresh each start)

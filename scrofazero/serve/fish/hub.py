@@ -151,15 +151,16 @@ class FishHub(ClientHub):
 
 
 def make_fish_hub(cfg, records, db_thread: Executor, limits=None) -> FishHub:
-    """The Fish hub of a server (`cfg` a PlayConfig): its deadlines, bot threads and seed, the
-    engine of the server's records (`records.engine`) and their database thread (`db_thread`,
-    one writer for the one database); Fish games a previous server left unfinished are marked
-    abandoned."""
+    """The Fish hub of a server (`cfg` a PlayConfig): its deadlines, its bots' pace, threads and
+    seed, the engine of the server's records (`records.engine`) and their database thread
+    (`db_thread`, one writer for the one database); Fish games a previous server left
+    unfinished are marked abandoned."""
     fish_records = FishRecords(records.engine)
     fish_records.abandon_unfinished()
     table = FishTableSettings(move_deadline_s=cfg.move_deadline_s,
                               reconnect_grace_s=cfg.reconnect_grace_s,
-                              idle_expire_s=cfg.idle_expire_s)
+                              idle_expire_s=cfg.idle_expire_s,
+                              bot_delay_s=cfg.fish_bot_delay)
     return FishHub(fish_records, FishHubSettings(table=table, bot_threads=cfg.bot_threads,
                                                  seed=cfg.seed,
                                                  bot_match_threads=cfg.bot_match_threads,
@@ -300,11 +301,21 @@ class FishBotClient:
                 continue
             if move is None:
                 continue
+            await self._hold_back()
             refused = len(self.errors)
             await self.hub.receive(self, json.dumps(move_message(move, move_no)), thinking)
             if what == "act" and any(e["code"] in ("illegal_ask", "illegal_call")
                                      for e in self.errors[refused:]):
                 await self._failed(view.seat, move_no)  # a move the rules refuse: fallback
+
+    async def _hold_back(self) -> None:
+        """Wait as long as the table asks of our bots before a move (FishTable.bot_wait: at a
+        table with a person, the last move stays readable a while). A move made meanwhile by
+        another seat makes this one stale: the table refuses it and the bot thinks again."""
+        table = self.hub.tables.get(self.table_id)
+        wait = 0.0 if table is None else table.bot_wait()
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     async def _failed(self, seat: int, move_no: int) -> None:
         table = self.hub.tables.get(self.table_id)

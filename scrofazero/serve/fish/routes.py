@@ -14,6 +14,7 @@ from scrofazero.games.fish.cards import TABLE_SIZES
 from scrofazero.games.fish.rules import CALL_MODES
 from scrofazero.serve.common.limits import Reader, json_bytes
 from scrofazero.serve.common.messages import PROTOCOL_VERSION
+from scrofazero.serve.common.pages import problem_page, shown
 from scrofazero.serve.common.protocol import ProtocolError
 from scrofazero.serve.common.sockets import (
     client_address,
@@ -29,6 +30,7 @@ from scrofazero.serve.fish.messages import (
     FishProtocolError,
     parse_fish_message,
 )
+from scrofazero.serve.fish.record_page import record_page
 from scrofazero.serve.fish.records import fish_export, fish_replay
 
 # what the lobby says of a player whose roster line names a command-line option and a file
@@ -37,9 +39,9 @@ SERVER_ABOUT = {"learned": "the self-play trained scorer over the exact belief's
 
 def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reader: Reader,
                     max_page_size: int) -> None:
-    """Register GET /fish, /api/fish/..., and /ws/fish on `app`; `fish_hub()` gives the hub
-    (made in the app's lifespan), `static` is the folder of the page's files, `reader` runs
-    the reads of finished games off the event loop."""
+    """Register GET /fish, /fish/record/ID, /api/fish/..., and /ws/fish on `app`; `fish_hub()`
+    gives the hub (made in the app's lifespan), `static` is the folder of the page's files,
+    `reader` runs the reads of finished games off the event loop."""
 
     @app.get("/fish")
     async def fish_page():
@@ -95,6 +97,21 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
     @app.get("/api/fish/games/{game_id}/replay")
     async def fish_game_replay(game_id: int):
         return await answer("fish_replay", game_id, lambda g: json_bytes(fish_replay(g)))
+
+    @app.get("/fish/record/{game_id}")
+    async def fish_record(game_id: str):
+        """A finished game's record as a page a person reads (record_page.py); a plain page
+        says why when the id is not a number, names no game, or the game is in play."""
+        if not game_id.isdecimal():
+            return problem_page("No such Fish game", f"'{shown(game_id)}' is not a game "
+                                "number: a record link reads /fish/record/N.", 400)
+        try:
+            return await answer("fish_record", int(game_id),
+                                lambda g: record_page(g).encode(), "text/html; charset=utf-8")
+        except ProtocolError as err:
+            title = f"Fish game {game_id} is still in play" if err.code == "in_play" \
+                else f"No Fish game {game_id}"
+            return problem_page(title, f"{err.message}.", 409 if err.code == "in_play" else 404)
 
     @app.get("/api/fish/games/{game_id}/export", response_class=PlainTextResponse)
     async def fish_game_export(game_id: int):

@@ -55,6 +55,9 @@ class FishTableSettings:
     calls: str = "any_time"  # rules.CALL_MODES: who may call between moves
     max_moves: int = 1000  # past this many moves the seat to move must call (every game ends)
     idle_expire_s: float = 1800.0  # a table whose game has not started by then is closed
+    bot_delay_s: float = 0.0  # at a table with an open seat, our bots' least time after a move
+    # ^ (python play.py's fish_bot_delay, 1 s: a person reads each move; a table of bots only
+    #   never waits)
 
 
 def fallback_move(state: FishState, capped: bool = False) -> Move:
@@ -135,6 +138,15 @@ class FishTable(SeatedTable):
                            score=list(state.score), history=self.history,
                            turn=self._turn() if self.status == "playing" else None,
                            move=self.moves, move_deadline_s=self.settings.move_deadline_s)
+
+    def bot_wait(self) -> float:
+        """How long yet one of our bots holds back its move: at a table with an open seat (a
+        person, or an outside bot, may sit there), until `bot_delay_s` has passed since the last
+        move (or the start), so that each move can be read before the next; at a table of bots
+        only, never."""
+        if self.bots_only:
+            return 0.0
+        return max(0.0, self.turn_started + self.settings.bot_delay_s - time.time())
 
     def _capped(self) -> bool:
         return self.moves >= self.settings.max_moves

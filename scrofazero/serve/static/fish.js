@@ -4,11 +4,15 @@
 
 const $ = (id) => document.getElementById(id);
 const SUITS = { D: "\u2666", C: "\u2663", H: "\u2665", S: "\u2660" };
+const SUIT_WORDS = { D: "diamonds", C: "clubs", H: "hearts", S: "spades" };
+const RANK_WORDS = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
+const RECENT = 4;  // the moves the table's middle shows, the latest last
 const params = new URLSearchParams(location.search);
 const S = {
   ws: null, table: null, seat: null, token: null, name: "", info: null, hand: [],
   counts: [], sets: [], score: [0, 0], turn: null, asks: [], mustCall: false, move: 0,
   status: "waiting", over: null, closedByUs: false,
+  log: [],  // every asked and called message, in order
   flow: null,  // the ask or call being made: {kind: "ask", card} or {kind: "call", set, holders}
 };
 
@@ -19,16 +23,19 @@ function cardText(code) {
   return rank + SUITS[code[0]];
 }
 
-// A seat's name, with its seat number when another seat has the same name ("random bot").
-function who(seat) {
-  const players = S.info.players;
-  const shared = players.some((p) => p.seat !== seat && p.name === players[seat].name);
-  return shared ? `${players[seat].name} (seat ${seat})` : players[seat].name;
+// A card in words, as a sentence says it: "the 5 of hearts", "the big joker".
+function cardWords(code) {
+  if (code[0] === "*") return code === "*B" ? "the big joker" : "the small joker";
+  return `the ${RANK_WORDS[code[1]] || code[1]} of ${SUIT_WORDS[code[0]]}`;
 }
 
-function seatName(seat) {
-  const p = S.info && S.info.players[seat];
-  return p ? `${p.name} (seat ${seat})` : `seat ${seat}`;
+// A seat's name; a name seats share ("random bot") gets a letter by seat order ("random bot
+// A", "random bot B"), so that every place names players, never seat numbers.
+function who(seat) {
+  const players = S.info.players;
+  const same = players.filter((p) => p.name === players[seat].name);
+  return same.length > 1 ? `${players[seat].name} ${"ABCDEFGH"[same.findIndex((p) => p.seat === seat)]}`
+    : players[seat].name;
 }
 
 function showError(text) {
@@ -129,6 +136,7 @@ function onMessage(msg) {
       Object.assign(S, { hand: msg.hand, counts: msg.hand_counts, sets: msg.sets,
         score: msg.score, turn: msg.turn, move: msg.move, status: msg.status, asks: [],
         mustCall: false });
+      S.log = [];
       $("history").innerHTML = "";
       for (const past of msg.history) logMove(past);
       $("game").hidden = false;
@@ -182,20 +190,25 @@ function onCalled(msg) {
   logMove(msg);
 }
 
-function logMove(msg) {
-  const li = document.createElement("li");
+// A move in one sentence: "Ann asked Bob for the 5 of hearts: no"; a call names the set and,
+// with `holders`, whom the caller named for each card.
+function moveText(msg, holders = false) {
+  let text;
   if (msg.type === "asked") {
-    li.textContent = `${seatName(msg.seat)} asked ${seatName(msg.target)} for ${cardText(msg.card)}: ` +
-      (msg.hit ? "got it" : "no");
-    li.className = msg.hit ? "hit" : "";
+    text = `${who(msg.seat)} asked ${who(msg.target)} for ${cardWords(msg.card)}: ${msg.hit ? "yes" : "no"}`;
   } else {
-    const named = Object.entries(msg.holders).map(([c, s]) => `${cardText(c)}\u2192${s}`).join(", ");
-    li.textContent = `${seatName(msg.seat)} called ${S.sets[msg.set].name} (${named}): ` +
+    const named = Object.entries(msg.holders).map(([c, s]) => `${cardText(c)} ${who(s)}`).join(", ");
+    text = `${who(msg.seat)} called the ${S.sets[msg.set].name}${holders ? ` (${named})` : ""}: ` +
       `${msg.right ? "right" : "wrong"}, team ${msg.team} gets it`;
-    li.className = "call";
   }
-  if (msg.fallback) li.textContent += ` [${msg.fallback}]`;
-  $("history").prepend(li);
+  return msg.fallback ? `${text} [${msg.fallback}]` : text;
+}
+
+// The history, newest first: each move numbered as the game numbers it.
+function logMove(msg) {
+  S.log.push(msg);
+  $("history").prepend(el("li", { class: msg.type === "called" ? "call" : msg.hit ? "hit" : null },
+    el("span", { class: "num" }, String(msg.move)), el("span", {}, moveText(msg, true))));
 }
 
 // --- drawing ---------------------------------------------------------------------------------
@@ -239,9 +252,9 @@ function render() {
   }
   if (mine && S.mustCall && !S.flow) S.flow = { kind: "call", set: null, holders: {} };
   $("status").textContent = S.status === "waiting" ? "Waiting for every seat to join"
-    : S.status === "finished" ? "The game is over"
+    : S.status === "finished" || S.turn === null ? "The game is over"  // (or fish_over is on its way)
     : mine ? (S.mustCall ? "Your turn: you must call a set" : "Your turn: ask or call")
-    : `${seatName(S.turn)} to move`;
+    : `${who(S.turn)} to move`;
   $("score-0").textContent = S.score[0];
   $("score-1").textContent = S.score[1];
   renderSeats(n);
@@ -274,8 +287,16 @@ function renderSeats(n) {
     el("span", { class: "count", title: "cards in hand" },
       el("b", { "data-testid": `fish-count-${i}` }, String(S.counts[i])), S.counts[i] === 1 ? " card" : " cards"));
   }));
-  const last = $("history").firstChild;
-  $("last-move").textContent = last ? last.textContent : S.status === "waiting" ? "" : "No move yet";
+  renderRecent();
+}
+
+// The last few moves in the table's middle, the latest last and lit: each stays a few moves
+// long (seconds at our bots' pace), so it can be read however fast the next one comes.
+function renderRecent() {
+  const recent = S.log.slice(-RECENT);
+  $("recent").replaceChildren(...recent.map((msg, i) => el("li", {
+    class: i === recent.length - 1 ? "latest" : null }, moveText(msg))));
+  $("recent-none").textContent = recent.length ? "" : S.status === "waiting" ? "" : "No move yet";
 }
 
 function renderLinks() {
@@ -293,7 +314,7 @@ function renderLinks() {
 
 // What to do now, in one line, and the Call button when a call is allowed.
 function renderStep(mine) {
-  const playing = S.status === "playing";
+  const playing = S.status === "playing" && S.turn !== null;
   const canCall = playing && (S.info.calls === "any_time" || mine) && S.sets.some((s) => s.team === null);
   $("call").hidden = !canCall || Boolean(S.flow && S.flow.kind === "call");
   $("act").hidden = S.status === "finished";
@@ -305,7 +326,7 @@ function renderStep(mine) {
   else if (S.flow && S.flow.kind === "ask") text = `Ask whom for ${cardText(S.flow.card)}?`;
   else if (mine) text = S.asks.length ? "Your turn: tap a dashed card to ask for it, or call a set."
     : "Your turn: no ask is open to you; call a set.";
-  else text = `${seatName(S.turn)} is to move.` + (canCall ? " You may call a set any time." : "");
+  else text = `${who(S.turn)} is to move.` + (canCall ? " You may call a set any time." : "");
   $("step").textContent = text;
 }
 
@@ -429,17 +450,18 @@ function renderOver() {
     : `Your team lost ${over.score[mineTeam]}-${over.score[1 - mineTeam]}`;
   $("final-0").textContent = over.score[0];
   $("final-1").textContent = over.score[1];
-  $("replay-link").href = `/api/fish/games/${over.game_id}/replay`;
+  $("record-link").href = `/fish/record/${over.game_id}`;
+  $("json-link").href = `/api/fish/games/${over.game_id}`;
   $("export-link").href = `/api/fish/games/${over.game_id}/export`;
   const seats = [...new Set(over.beliefs.map((b) => b.seat))];
   $("beliefs").hidden = !seats.length;
   const pick = $("belief-seat");
   if (pick.options.length !== seats.length) {
     pick.innerHTML = "";
-    for (const s of seats) option(pick, s, seatName(s));
-    pick.onchange = () => { $("belief-move").value = firstInformed(); drawBelief(); };
+    for (const s of seats) option(pick, s, who(s));
+    pick.onchange = () => { $("belief-move").value = telling(); drawBelief(); };
     $("belief-move").oninput = drawBelief;
-    $("belief-move").value = firstInformed();
+    $("belief-move").value = telling();
   }
   drawBelief();
 }
@@ -451,11 +473,18 @@ function isFlat(thought) {
   return !ps.length || Math.max(...ps) - Math.min(...ps) < 0.005;
 }
 
-// The chosen bot's first move whose belief is not flat (its first move if all are).
-function firstInformed() {
+const sure = (thought) => thought.cards.filter((c) => c.p >= 0.5).length;
+
+// The chosen bot's move the table opens on: the one at which it was sure (p >= 0.5) of the
+// most cards, ties the earliest. Early beliefs are flat or nearly so, and late ones are sure
+// of the few cards left; this moment is where its asks and their answers had taught it most
+// at once, and right and wrong guesses both show. When it was never sure of a card: its
+// first move whose belief is not flat (its first move if all are).
+function telling() {
   const seat = Number($("belief-seat").value);
   const mine = S.over.beliefs.filter((b) => b.seat === seat);
-  return Math.max(0, mine.findIndex((b) => !isFlat(b)));
+  const best = mine.reduce((at, b, i) => (sure(b) > sure(mine[at]) ? i : at), 0);
+  return mine.length && sure(mine[best]) ? best : Math.max(0, mine.findIndex((b) => !isFlat(b)));
 }
 
 function drawBelief() {
@@ -470,7 +499,8 @@ function drawBelief() {
   const right = thought.cards.filter((c) => c.seat === c.holder).length;
   const flat = isFlat(thought);
   $("belief-move-text").textContent = `its move at move ${thought.move} of the game: ` +
-    (flat ? "no player likelier than another" : `${right} of ${thought.cards.length} placed right`);
+    (flat ? "no player likelier than another"
+      : `${right} of ${thought.cards.length} placed right; ${sure(thought)} given p of 0.5 or more`);
   const note = $("belief-note");
   note.hidden = !flat;
   const p = thought.cards.length ? thought.cards[0].p : 0;
@@ -481,8 +511,8 @@ function drawBelief() {
   for (const c of thought.cards) {
     const tr = document.createElement("tr");
     tr.className = c.seat === c.holder ? "right" : "wrong";
-    for (const text of [cardText(c.card), flat ? "any of them" : seatName(c.seat), c.p.toFixed(2),
-      seatName(c.holder)]) {
+    for (const text of [cardText(c.card), flat ? "any of them" : who(c.seat), c.p.toFixed(2),
+      who(c.holder)]) {
       const td = document.createElement("td");
       td.textContent = text;
       tr.appendChild(td);
