@@ -1,7 +1,7 @@
 """The screenshots of docs/figures, remade from a real server and Chromium: the Gongzhu table
-mid-hand, the review of your moves after a hand, and Fish at a table, each at 1280x800 (a
-laptop) and 390x844 (a phone), and the Fish table's last few moves at 1366x768. Marked slow,
-so never run by default; remake them with
+mid-hand, the review of your moves after a hand, a reviewed move at its trick and the practice
+of a mistake, and Fish at a table, each at 1280x800 (a laptop) and 390x844 (a phone), and the
+Fish table's last few moves at 1366x768. Marked slow, so never run by default; remake them with
 
     python -m pytest -n 0 -m slow tests/serve/test_screenshots.py
 
