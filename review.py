@@ -1,7 +1,8 @@
 """Review a seat's moves in a played Gongzhu game: for each card the seat played, every legal
 card is valued on the same 256 deals sampled from that seat's view (never the true deal) by the
 full ScrofaZero player's search, with the AI's card and each card's loss against it with its
-standard error; a loss is called a mistake only beyond 15 points and two standard errors.
+standard error; a loss is called a mistake only beyond 15 points and two standard errors, twice
+(a second judgement on other deals must agree).
 Values are the expected final margin: the seat's team's points minus the other team's at the
 end of the hand (docs/commands.md, "Review").
 
@@ -22,13 +23,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from scrofazero.eval.review import (
-    ReviewSettings,
-    check_review,
-    make_reviewer,
-    match_summary,
-    review_hand,
-)
+from scrofazero.eval.review import ReviewSettings, check_review, match_summary, review_hand
 from scrofazero.games.gongzhu.game_record import GameRecordError, load_games
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.common.config import shipped
@@ -112,10 +107,9 @@ def run(argv: list[str] | None) -> None:
         model = load_model(shipped(args.checkpoint))
     except (GameRecordError, OSError, ValueError) as err:
         raise BadInput(str(err)) from None
-    agent = make_reviewer(model, settings)
     reviews = []
     for name, deal, leader, moves, seed in games:
-        review = review_hand(deal, leader, moves, args.seat, agent, settings=settings,
+        review = review_hand(deal, leader, moves, args.seat, model, settings=settings,
                              seed=seed if args.seed is None else args.seed)
         show(name, review)
         reviews.append({"game": name, **review})

@@ -10,10 +10,12 @@ either the player's real error or the review's noise, and the issue asks for at 
 
 Printed and written as JSON side by side, on the same moves: the share of moves where the
 review's card differs from the one played (what the old review charged as "given up", the
-noise the issue reported: 10 of 65), the share called mistakes under the review's rule (loss >
-min_loss and > z standard errors), under each half of the rule alone and with other minimums,
-how many of the mistakes a second review with another seed confirms, and the review's time per
-hand (one seat's 13 moves, one core).
+noise the issue reported: 10 of 65); the share called mistakes (loss > min_loss and > z
+standard errors, found again by the second judgement); the share the rule alone would call
+from the reported losses, without the second judgement, for other minimums too
+(`rule_alone_by_min_loss`) and for each half of the rule (`loss_over_*`); how many of the
+mistakes a whole second review with another seed calls mistakes again; and the review's time
+per hand (one seat's 13 moves, one core).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scrofazero.agents import PLAYERS  # noqa: E402
 from scrofazero.atomic import write_json_atomic  # noqa: E402
-from scrofazero.eval.review import ReviewSettings, make_reviewer, review_hand  # noqa: E402
+from scrofazero.eval.review import ReviewSettings, review_hand  # noqa: E402
 from scrofazero.games.gongzhu.deals import load_deals  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 from scrofazero.nn.checkpoint import load_model  # noqa: E402
@@ -60,7 +62,7 @@ def confirm(review: dict, deal, moves, seat: int, model, settings: ReviewSetting
     (other deals sampled, other searches), calls mistakes again."""
     if not review["mistakes"]:
         return 0
-    again = review_hand(deal, 0, moves, seat, make_reviewer(model, settings),
+    again = review_hand(deal, 0, moves, seat, model,
                         seed=SECOND_SEED + number, settings=settings)
     verdict = {m["ply"]: m["verdict"] for m in again["moves"]}
     return sum(verdict[m["ply"]] == "mistake" for m in review["moves"]
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         moves = play_hand(deal, player, greed, seed=number)
         for seat in SEATS:
             start = time.perf_counter()
-            review = review_hand(deal, 0, moves, seat, make_reviewer(model, settings),
+            review = review_hand(deal, 0, moves, seat, model,
                                  seed=number, settings=settings)
             review_s.append(time.perf_counter() - start)
             for m in review["moves"]:
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
            "settings": settings.describe(), "checkpoint": Path(args.checkpoint).name,
            "review_card_differs": share(differ), "mistakes": share(mistakes),
            "mistakes_count": mistakes, "confirmed_by_a_second_review": confirmed,
-           "mistakes_by_min_loss": {str(m): share(sum(loss > m and loss > settings.z * se
+           "rule_alone_by_min_loss": {str(m): share(sum(loss > m and loss > settings.z * se
                                                       for loss, se in charged))
                                     for m in MINIMA},
            "loss_over_min_only": share(loss_only),

@@ -20,7 +20,7 @@ import torch
 import uvicorn
 from fastapi import FastAPI
 
-from scrofazero.eval.review import ReviewSettings, check_review, make_reviewer
+from scrofazero.eval.review import ReviewSettings, check_review
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.serve.common.config import PlayConfig, shipped
 from scrofazero.serve.common.database import OpenDatabase, open_database
@@ -85,8 +85,7 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             state["records"] = db.records
             state["hub"] = Hub(db.records, hub_settings(cfg), limits)
             review = ReviewSettings(worlds=cfg.review_worlds)
-            state["reviews"] = Reviews(lambda: make_reviewer(state["hub"].model(), review),
-                                       cfg.review_threads, settings=review)
+            state["reviews"] = Reviews(state["hub"].model, cfg.review_threads, settings=review)
             # the Fish records share the database and its one writer thread (fish/hub.py)
             state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"].db_thread, limits)
             # compile and load every bot now: the server is ready only when a first move is fast

@@ -21,6 +21,7 @@ from scrofazero.eval.review import (
     make_reviewer,
     move_rng,
     review_hand,
+    review_move,
     seat_moves,
     weighted_mean_se,
 )
@@ -39,11 +40,6 @@ def model():
     return load_model(str(SMALL))
 
 
-@pytest.fixture
-def agent(model):
-    return make_reviewer(model, FAST)
-
-
 def played_moves(deal, plies: int, pick) -> list[int]:
     """`plies` cards from deal's start, each chosen by pick(state) among the legal ones."""
     state = GongzhuState(list(deal), leader=0)
@@ -55,13 +51,13 @@ def played_moves(deal, plies: int, pick) -> list[int]:
     return moves
 
 
-def test_the_ais_own_move_costs_nothing(agent, model):
+def test_the_ais_own_move_costs_nothing(model):
     deal = load_deals()[5]
     # seat 0 plays what a reviewer itself would choose with the review's rng; others the lowest
     chooser = make_reviewer(model, FAST)
     moves = played_moves(deal, 8, lambda s: int(decide(chooser, s.view(0), move_rng(
         3, len(s.history) + 1))[0]) if s.current_player == SEAT else int(s.legal_actions()[0]))
-    review = review_hand(deal, 0, moves, SEAT, agent, seed=3, settings=FAST)
+    review = review_hand(deal, 0, moves, SEAT, model, seed=3, settings=FAST)
     assert len(review["moves"]) == 2 and review["moves"][0]["ply"] == 1
     assert all(m["card"] == m["ai_card"] and m["given_up"] == 0 and m["verdict"] == "best"
                for m in review["moves"])
@@ -70,11 +66,11 @@ def test_the_ais_own_move_costs_nothing(agent, model):
     assert "none of your 2 moves was a mistake" in review["explanation"].lower()
 
 
-def test_a_seeded_review_reproduces_and_sees_only_the_seats_view(agent, model):
+def test_a_seeded_review_reproduces_and_sees_only_the_seats_view(model):
     deal = list(load_deals()[9])
     moves = played_moves(deal, 8, lambda s: int(s.legal_actions()[-1]))  # the highest legal
-    first = review_hand(deal, 0, moves, SEAT, agent, seed=11, settings=FAST)
-    assert review_hand(deal, 0, moves, SEAT, make_reviewer(model, FAST), seed=11,
+    first = review_hand(deal, 0, moves, SEAT, model, seed=11, settings=FAST)
+    assert review_hand(deal, 0, moves, SEAT, model, seed=11,
                        settings=FAST) == first
     for m in first["moves"]:
         values = [v["value"] for v in m["values"] if v["value"] is not None]
@@ -101,7 +97,7 @@ def test_a_seeded_review_reproduces_and_sees_only_the_seats_view(agent, model):
     assert other != deal
     views = [s.view(SEAT) for _, s, _ in seat_moves(deal, 0, moves, SEAT)]
     assert views == [s.view(SEAT) for _, s, _ in seat_moves(other, 0, moves, SEAT)]
-    assert review_hand(other, 0, moves, SEAT, make_reviewer(model, FAST), seed=11,
+    assert review_hand(other, 0, moves, SEAT, model, seed=11,
                        settings=FAST) == first
 
 
@@ -175,11 +171,11 @@ def test_a_mistake_needs_a_loss_beyond_both_the_minimum_and_the_noise():
     assert j.verdicts(ReviewSettings(min_loss=2)) == ["best", "mistake", "as_good", "mistake"]
 
 
-def test_each_move_says_where_it_happened_and_bad_settings_are_refused(agent):
+def test_each_move_says_where_it_happened_and_bad_settings_are_refused(model):
     deal = list(load_deals()[2])
     moves = played_moves(deal, 9, lambda s: int(s.legal_actions()[0]))
     seat = 1  # follows seat 0's lead in trick 1; in trick 2 its place depends on trick 1
-    review = review_hand(deal, 0, moves, seat, agent, seed=0, settings=FAST)
+    review = review_hand(deal, 0, moves, seat, model, seed=0, settings=FAST)
     state = GongzhuState(deal, leader=0)
     for ply, card in enumerate(moves, start=1):
         if state.current_player == seat:
@@ -199,3 +195,49 @@ def test_each_move_says_where_it_happened_and_bad_settings_are_refused(agent):
                       (ReviewSettings(min_loss=-1), "review.min_loss")):
         with pytest.raises(ValueError, match=name):
             check_review(bad)
+
+
+class Judged:
+    """A stand-in reviewer whose search finds the given values q [D, L] on D equal deals."""
+
+    def __init__(self, q: np.ndarray):
+        self.q, self.asked = q, 0
+
+    def search_worlds(self, view, rng):
+        self.asked += 1
+        return None, np.full(len(self.q), 1 / len(self.q)), 0, self.q
+
+
+class Pair:
+    def __init__(self, first: Judged, second: Judged, settings: ReviewSettings):
+        self.first, self._second, self.settings = first, second, settings
+
+    def second(self) -> Judged:
+        return self._second
+
+
+def test_a_mistake_must_be_found_again_on_other_deals():
+    view = GongzhuState(list(load_deals()[0]), leader=0).view(0)
+    legal = view.legal_actions()
+    rng = np.random.default_rng(2)
+    common = rng.normal(0, 60, (64, 1))
+
+    def values(lead: float) -> np.ndarray:  # card 0 `lead` points better than the others
+        q = common + centred(rng.normal(0, 1, (64, len(legal))))
+        q[:, 0] += lead
+        return q
+
+    settings = ReviewSettings()
+    for first, second, confirm, verdict, loss in (
+            (40, 0, True, "as_good", 20),  # the second judgement finds no loss: not a mistake
+            (40, 30, True, "mistake", 35),  # both find one: a mistake, the mean of the two
+            (40, 0, False, "mistake", 40),  # without confirmation the first decides
+            (10, 40, True, "as_good", 10)):  # the first alone calls none: no second look
+        pair = Pair(Judged(values(first)), Judged(values(second)),
+                    ReviewSettings(confirm=confirm) if not confirm else settings)
+        move = review_move(pair, view, legal[1], ply=1, seed=0)
+        assert move["verdict"] == verdict and move["loss"] == pytest.approx(loss, abs=1)
+        assert pair._second.asked == (first > settings.min_loss and confirm)
+        assert move["given_up"] == (move["loss"] if verdict == "mistake" else 0)
+        played = next(v for v in move["values"] if v["card"] == move["card"])
+        assert (played["verdict"], played["loss"]) == (verdict, move["loss"])

@@ -59,7 +59,8 @@ def play_server(folder: Path):
     """`python play.py` on a free port with its records in `folder`, until the block ends."""
     proc = subprocess.Popen([sys.executable, "play.py", "port=0",
                              f"db={folder / 'records.sqlite'}", "seed=0", "torch_threads=1",
-                             "fish_bot_delay=0"],  # the tests' Fish bots need not wait for them
+                             "fish_bot_delay=0",  # the tests' Fish bots need not wait for them
+                             "review_worlds=32"],  # the tests' reviews need not be precise
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     found = threading.Event()

@@ -46,7 +46,7 @@ class Server:
 @contextmanager
 def running_server(tmp_path, db: str | None = None, **settings):
     cfg = replace(PlayConfig(), db=db or str(tmp_path / "records.sqlite"), checkpoint=CHECKPOINT,
-                  **{"seed": 0, "fish_bot_delay": 0.0, **settings})
+                  **{"seed": 0, "fish_bot_delay": 0.0, "review_worlds": 16, **settings})
     app = create_app(cfg)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -36,6 +36,7 @@ def play(*args):
     (("bots=[greed,chess,if]",), "play.bots must be 3 of"),
     (("move_deadline_s=0",), "move_deadline_s=0.0: must be greater than 0"),
     (("idle_expire_s=0",), "idle_expire_s=0.0: must be greater than 0"),
+    (("review_worlds=5000",), "review_worlds=5000: must be less than or equal to 4096"),
 ])
 def test_bad_settings_are_named(args, words, tmp_path):
     proc = play("port=0", f"db={tmp_path / 'g.sqlite'}", *args)

@@ -65,6 +65,8 @@ class PlayConfig:
     max_bot_matches: Count = 2  # tables of bots only (no open seat) played at once
     review_threads: Count = 1
     # ^ threads reviews of a person's moves think in (GET /api/games/ID/review)
+    review_worlds: Count = 256
+    # ^ deals each reviewed move is judged on (more: less noise, slower; about 2-6 s per hand)
     bot_match_threads: Count = 1
     # ^ threads the bots of those tables think in (apart from bot_threads)
     client_requests_per_s: Positive = 50.0

@@ -5,8 +5,9 @@ of a seat's moves").
 A review is asked for by (game, seat); the first ask starts it on the review threads (a bounded
 pool of its own, so reviews never take the threads of the tables' bots) and every ask answers
 at once with its state: running with the moves done so far, done with the review, or failed.
-The reviewer is the full player with the review's settings (eval/review.py make_reviewer: 256
-deals per move, every card searched on each) and the server's network, a fresh one per review;
+The reviewers are the full player with the review's settings (eval/review.py: 256 deals per
+move, every card searched on each, a mistake judged twice) and the server's network, fresh ones
+per review;
 the seed is the game's id, so the same game reviews the same on any server with the same
 network. The latest `keep` reviews are kept.
 """
@@ -31,10 +32,10 @@ def record_moves(game: dict) -> tuple[list[int], int, list[int]]:
 
 
 class Reviews:
-    def __init__(self, make_agent: Callable[[], object], threads: int = 1, keep: int = 200,
+    def __init__(self, model: Callable[[], object], threads: int = 1, keep: int = 200,
                  settings: ReviewSettings | None = None):
-        """make_agent() -> a fresh reviewer (eval/review.py make_reviewer with `settings`)."""
-        self.make_agent = make_agent
+        """model() -> the policy/value network the reviews search with."""
+        self.model = model
         self.settings = settings or ReviewSettings()
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="reviews")
         self.keep = keep
@@ -65,7 +66,7 @@ class Reviews:
 
         try:
             deal, leader, moves = record_moves(game)
-            review = review_hand(deal, leader, moves, job["seat"], self.make_agent(),
+            review = review_hand(deal, leader, moves, job["seat"], self.model(),
                                  seed=job["game_id"], settings=self.settings, progress=progress)
             job.update(review=review, status="done")
         except Exception as err:  # a review must never take the server down; it says why
