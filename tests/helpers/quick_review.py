@@ -1,22 +1,25 @@
 """A reviewer that answers at once, for the browser tests of the review and its practice: the
-server's own reviews (serve/gongzhu/reviews.py Reviews running eval/review.py review_hand: the
-moves, their tricks and hands, the verdicts, the summary and its sentence) with a stand-in for
-the full player's search, whose values are made up and plain.
+server's own reviews (serve/gongzhu/reviews.py running eval/review.py review_hand: the moves,
+their tricks and hands, the verdicts and their second judgement, the summary and its sentence)
+with a stand-in for the full player's search, whose values are made up and plain.
 
-`quick_reviews(server)` swaps them into a running in-process server (serve_thread.py).
+`quick_reviews()` makes every review of the process use it until the block ends.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from contextlib import contextmanager
 
-from scrofazero.serve.gongzhu.reviews import Reviews
+import numpy as np
+import pytest
+
+from scrofazero.eval import review
 
 DEALS = 16
 
 
 class QuickReviewer:
-    """The full player's `search_worlds` as review_hand asks it: q [D, L], the value of each
+    """The full player's `search_worlds` as the review asks it: q [D, L], the value of each
     legal card on D deals. Here the k-th legal card (in card index order) is worth 4 k points,
     give or take a point: the last legal card is the AI's, the first of five or more a mistake
     (16 points and more, beyond the noise), the first of two to four about as good."""
@@ -27,9 +30,9 @@ class QuickReviewer:
         return None, np.full(DEALS, 1.0 / DEALS), 0, q
 
 
-def quick_reviews(server) -> Reviews:
-    """The server's reviews replaced by quick ones (the old ones shut down)."""
-    state = server.app.state.play
-    state["reviews"].shutdown()
-    state["reviews"] = Reviews(QuickReviewer, threads=1)
-    return state["reviews"]
+@contextmanager
+def quick_reviews():
+    """The review's players (eval/review.py make_reviewer) are QuickReviewers in the block."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(review, "make_reviewer", lambda model, settings: QuickReviewer())
+        yield

@@ -26,8 +26,7 @@ PLAYS = ["lead", "play second", "play third", "play last"]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with running_server(tmp_path_factory.mktemp("review")) as running:
-        quick_reviews(running)
+    with quick_reviews(), running_server(tmp_path_factory.mktemp("review")) as running:
         yield running
 
 
