@@ -6,17 +6,21 @@ train.py's root (TrainRootConfig) holds what every game's run has; Gongzhu's run
 only their own game group (tiny_crew/config.py, fish/config.py). evaluate.py's players' settings
 are the player registry's settings classes, one group named after each player (`greed.*`,
 `raw.*`, `scrofazero.*`: search.mcts.MCTSConfig, sampling.stratified.SamplingConfig and
-sampling.iec.IECConfig). Nothing here reads a config at import time; scrofazero/entry.py
-registers the schemas.
+sampling.iec.IECConfig). A key no schema declares (`+key=value` adds one that hydra lets
+through and nothing reads) is refused, naming the nearest declared key of its group
+(check_declared). Nothing here reads a config at import time; scrofazero/entry.py registers the
+schemas.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Optional
+from difflib import SequenceMatcher
+from typing import Annotated, Collection, Iterator, Optional
 
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from pydantic import AfterValidator, Field
 
 from scrofazero.agents.mr_greed import GreedSettings
@@ -252,6 +256,77 @@ class EvaluateConfig:
     predictor: Optional[str] = None
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
+
+
+def check_declared(cfg: DictConfig, free: Collection[str] = ()) -> None:
+    """Refuse a key of the composed config that its group's schema does not declare (hydra
+    refuses `key=value` for one, but `+key=value` adds it and nothing would read it): a
+    ValueError naming the first and the nearest declared key. `free` names root keys that take
+    any settings (evaluate.py's players without a schema group, `+NAME.SETTING=...`)."""
+    for path, key, schema in _undeclared(cfg, "", free):
+        raise ValueError(unknown_setting(path, key, schema))
+
+
+def _undeclared(node: DictConfig, where: str, free: Collection[str] = ()
+                ) -> Iterator[tuple[str, str, type]]:
+    """(dotted path, key, schema) of every key below `node` that its dataclass schema lacks,
+    but for the keys `free` of `node` itself."""
+    schema = OmegaConf.get_type(node)
+    declared = ({f.name for f in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema)
+                else None)
+    for key, value in node.items_ex(resolve=False):
+        path = f"{where}.{key}" if where else str(key)
+        if declared is not None and key not in declared:
+            if key not in free:
+                yield _first_leaf(path, value), str(key), schema
+        elif isinstance(value, DictConfig):
+            yield from _undeclared(value, path)
+
+
+def _first_leaf(path: str, value) -> str:
+    """The path of the first setting within `value` (at `path`), as the user spelled it on the
+    command line: +model.hidden=[8] adds `model` as {hidden: [8]}."""
+    while isinstance(value, DictConfig) and len(value) > 0:
+        key, value = next(iter(value.items_ex(resolve=False)))
+        path = f"{path}.{key}"
+    return path
+
+
+def unknown_setting(path: str, key: str, schema: type) -> str:
+    """What to say of setting `path`, whose `key` the dataclass `schema` (its group's) lacks:
+    the nearest key the group has, or that the key belongs to Gongzhu's run only."""
+    named = key in path.split(".")  # else a key inside a value, e.g. a schedule's phase
+    message = f"{path} is not a setting" if named else f"{path}: {key} is not a setting"
+    if schema is TrainRootConfig and key in _names(GongzhuTrainConfig):
+        return f"{message} of this run ({key} is train.py game=gongzhu's)"
+    near = nearest(key, _names(schema))
+    if near is None:
+        return message
+    if named:  # the path with the key replaced: train.batch_size -> train.games_per_batch
+        parts = path.split(".")
+        parts[len(parts) - 1 - parts[::-1].index(key)] = near
+        near = ".".join(parts)
+    return f"{message}; the nearest is {near}"
+
+
+def _names(schema: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(schema)]
+
+
+def nearest(name: str, names: Collection[str]) -> Optional[str]:
+    """The one of `names` most like `name`: sharing the most words (parts between
+    underscores: batch_size -> games_per_batch), then by difflib's similarity ratio; None when
+    it shares no word and is not similar (ratio below difflib's default cutoff, 0.6)."""
+    words = set(name.split("_"))
+
+    def likeness(other: str) -> tuple[int, float]:
+        return len(words & set(other.split("_"))), SequenceMatcher(None, name, other).ratio()
+
+    best = max(names, key=likeness, default=None)
+    if best is None:
+        return None
+    shared, ratio = likeness(best)
+    return best if shared or ratio >= 0.6 else None
 
 
 def check_device(name: str, where: str = "train.device") -> None:

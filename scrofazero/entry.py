@@ -4,24 +4,31 @@ runner) and the registration of every hydra schema. train.py and evaluate.py pic
 dataclasses' declared bounds (config.check_train, config.check_evaluate) and evaluate.py's input
 files are read and checked (the row's `inputs`) before any work. User errors (missing or corrupt
 files, bad settings, a run folder in use, and a command line hydra cannot compose: a value of the
-wrong type, an unknown setting) end the command with one line on stderr and exit status 2; the
-full traceback only with debug=true or HYDRA_FULL_ERROR=1.
+wrong type, an unknown setting, `+key=value` adding one that no schema declares) end the
+command with one line on stderr and exit status 2; the full traceback only with debug=true or
+HYDRA_FULL_ERROR=1. Ctrl-C ends train.py and play.py in one line too, saying what was kept and
+how to go on (exit status 130, the shell's for an interrupt).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import shlex
 import sys
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, NoReturn
+from urllib.parse import urlsplit
 
 from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
+from scrofazero.agents import player_names
 from scrofazero.atomic import check_writable, write_json_atomic
 from scrofazero.config import (
     EvaluateConfig,
@@ -29,22 +36,27 @@ from scrofazero.config import (
     ModelConfig,
     TrainConfig,
     TrainRootConfig,
+    check_declared,
     check_evaluate,
     check_train,
     evaluate_settings,
+    unknown_setting,
 )
 from scrofazero.eval.runner import evaluate_gongzhu
 from scrofazero.fish.config import FishConfig, check_fish_inputs
 from scrofazero.fish.learning.train import run_fish_training
 from scrofazero.fish.runner import evaluate_fish
+from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.nn.checkpoint import LATEST
 from scrofazero.run_lock import RunLocked
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.serve.common.config import PlayConfig
 from scrofazero.settings import GameConfig, check_bounds
 from scrofazero.tiny_crew.config import TinyCrewConfig, check_tiny_crew_inputs
 from scrofazero.tiny_crew.runner import evaluate_tiny_crew
-from scrofazero.tiny_crew.train import run_tiny_crew_training
+from scrofazero.tiny_crew.train import TRAINER_FILE, run_tiny_crew_training
 from scrofazero.train.distributed import run_training_ray
+from scrofazero.train.inference_fit import CHECKPOINT as FIT_CHECKPOINT
 from scrofazero.train.inference_fit import run_inference_fit
 from scrofazero.train.loop import run_training as train_gongzhu
 
@@ -76,13 +88,31 @@ class GameEntry:
     train: Callable  # train.py's runner (cfg) -> run
     evaluate: Callable  # evaluate.py's runner (cfg) -> result dict
     inputs: Callable = lambda cfg: None  # reads and checks evaluate.py's input files (cfg)
+    # the file of the run folder that resume=true continues from (cfg) -> its name
+    checkpoint: Callable = lambda cfg: LATEST
+
+
+def check_gongzhu_inputs(cfg) -> None:
+    """evaluate.py game=gongzhu: the deal file holds the deals asked for (load_deals would play
+    fewer, silently), read before any work."""
+    name = "belief_games" if cfg.mode == "belief" else "deals"
+    asked = cfg[name]
+    if asked is None:
+        return
+    held = len(load_deals(cfg.deals_file))
+    if asked > held:
+        source = cfg.deals_file or "the standard deal file"
+        hint = "" if cfg.deals_file else " (deals_file=PATH plays another file)"
+        raise ValueError(f"{name}={asked}: {source} holds only {held} deals{hint}")
 
 
 GAMES = {
     "gongzhu": GameEntry(GameConfig, lambda cfg: (train_gongzhu(cfg) if cfg.learner == "selfplay"
-                                                 else run_inference_fit(cfg)), evaluate_gongzhu),
+                                                 else run_inference_fit(cfg)), evaluate_gongzhu,
+                         check_gongzhu_inputs, lambda cfg: (LATEST if cfg.learner == "selfplay"
+                                                            else FIT_CHECKPOINT)),
     "tiny_crew": GameEntry(TinyCrewConfig, run_tiny_crew_training, evaluate_tiny_crew,
-                           check_tiny_crew_inputs),
+                           check_tiny_crew_inputs, lambda cfg: TRAINER_FILE),
     "fish": GameEntry(FishConfig, run_fish_training, evaluate_fish, check_fish_inputs),
 }
 
@@ -174,10 +204,15 @@ def _within_a_job(err: BaseException) -> bool:
 def composition_message(err: BaseException) -> str:
     """A composition error as `setting=value: what is wrong`: hydra's message without the config
     file it arose in and its config search path, and the first line of OmegaConf's cause (the
-    rest repeats the key and names the schema classes)."""
+    rest repeats the key and names the schema classes); a setting its group lacks as
+    config.unknown_setting says it (with the nearest one it has)."""
     message = str(err).split("\nConfig search path")[0].strip()
     message = re.sub(r"^In '[^']*': ", "", message).removeprefix("Error merging override ")
     cause = err.__cause__
+    override = re.match(r"Could not override '([\w.]+)'", message)
+    lacked = isinstance(cause, (ConfigKeyError, ConfigAttributeError))  # a key the schema lacks
+    if override and lacked and dataclasses.is_dataclass(cause.object_type):
+        return unknown_setting(override.group(1), str(cause.key), cause.object_type)
     if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
         message += ": " + str(cause).strip().splitlines()[0]
     unknown = re.match(r"Could not override '(\w+)", message)
@@ -189,7 +224,11 @@ def composition_message(err: BaseException) -> str:
 def evaluate_arguments(argv: list[str]) -> list[str]:
     """evaluate.py's command line (after the script's name) as hydra takes it: the mode flags
     as `mode=`, model=PATH as predictor=PATH and a deprecated flat name as its group's setting,
-    with a note on stderr."""
+    with a note on stderr. Two different modes (--wpg --matrix, or a flag and mode=) end the
+    command as a bad setting does: hydra would run the last one."""
+    modes = [arg for arg in argv if arg in EVALUATE_FLAGS or arg.startswith("mode=")]
+    if len({EVALUATE_FLAGS.get(arg, arg) for arg in modes}) > 1:
+        _exit_with(f"{' and '.join(modes)}: choose one mode")
     out = []
     for arg in argv:
         key, equals, value = arg.partition("=")
@@ -205,8 +244,40 @@ def evaluate_arguments(argv: list[str]) -> list[str]:
 
 
 def train(cfg):
-    """train.py: the game's trainer."""
-    return reported(_train, cfg)
+    """train.py: the game's trainer; Ctrl-C ends it in one line naming the last checkpoint and
+    the command that continues from it."""
+    try:
+        return reported(_train, cfg)
+    except KeyboardInterrupt:
+        if _full_traceback(cfg.get("debug")):
+            raise
+        _stop_with(interrupted_run(cfg, sys.argv))
+
+
+def interrupted_run(cfg, argv: list[str]) -> str:
+    """What a run stopped by Ctrl-C kept: its last checkpoint and the command line (`argv`,
+    the script's first) that continues it, or nothing (the run harness removes a fresh run's
+    folder before its first checkpoint past step 0)."""
+    checkpoint = Path(cfg.checkpoint_dir) / cfg.run / game_entry(cfg.game.name).checkpoint(cfg)
+    if not checkpoint.is_file():
+        return ("interrupted before the run's first checkpoint: nothing was kept; the same "
+                "command starts it again")
+    return (f"interrupted: the last checkpoint is {checkpoint}; continue with: "
+            f"{resume_command(argv)}")
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command line that continues the run of train.py's `argv`: the same settings, with
+    resume=true for any resume= or resume_from= (a resumed run reads its own folder)."""
+    kept = [arg for arg in argv[1:]
+            if arg.partition("=")[0].lstrip("+~") not in ("resume", "resume_from")]
+    return shlex.join(["python", argv[0], *kept, "resume=true"])
+
+
+def _stop_with(message: str) -> NoReturn:
+    """End a command stopped by Ctrl-C: one line on stderr, exit status 130."""
+    print(message, file=sys.stderr)
+    sys.exit(130)
 
 
 def evaluate(cfg) -> dict:
@@ -215,11 +286,26 @@ def evaluate(cfg) -> dict:
 
 
 def play(cfg) -> None:
-    """play.py: serve tables to people and bots (needs the `[play]` extra)."""
-    reported(_play, cfg)
+    """play.py: serve tables to people and bots (needs the `[play]` extra) until Ctrl-C, which
+    ends it in one line saying where the records are."""
+    try:
+        reported(_play, cfg)
+    except KeyboardInterrupt:
+        if _full_traceback(cfg.get("debug")):
+            raise
+        _stop_with(f"stopped: the records are kept in {shown_database(cfg.db)} (a game left "
+                   "unfinished is marked abandoned when the server starts again)")
+
+
+def shown_database(db: str) -> str:
+    """The records database `db` as a message may show it: a file path as given, a URL without
+    its password."""
+    password = urlsplit(db).password if "://" in db else None
+    return db.replace(f":{password}@", ":***@", 1) if password else db
 
 
 def _play(cfg) -> None:
+    check_declared(cfg)
     settings = check_bounds(OmegaConf.to_object(cfg), "")  # a PlayConfig
     try:
         from scrofazero.serve.app import serve
@@ -233,6 +319,7 @@ def _train(cfg):
     entry = game_entry(cfg.game.name)
     # The one check of the settings (the trainers take them as checked), before any work:
     # nothing is written on a bad setting.
+    check_declared(cfg)
     check_train(OmegaConf.to_object(cfg))
     if cfg.distributed == "ray":
         if cfg.game.name != "gongzhu":
@@ -246,6 +333,8 @@ def _train(cfg):
 
 def _evaluate(cfg) -> dict:
     entry = game_entry(cfg.game.name)
+    # a registered player without a group of the schema takes +NAME.SETTING=...
+    check_declared(cfg, free=player_names())
     check_evaluate(evaluate_settings(cfg))
     if cfg.get("predictor") and (cfg.game.name != "fish" or cfg.mode != "track"):
         raise ValueError(f"model={cfg.predictor} (a learned hand predictor) is read by game=fish "

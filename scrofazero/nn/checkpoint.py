@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import pickle
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -32,6 +33,7 @@ FORMAT_VERSION = 1
 LATEST = "latest.pt"
 _NDARRAY = "__ndarray__"  # tag of a numpy array stored as a tensor inside `extra`
 _SNAPSHOT = re.compile(r"^ckpt_(\d{7,})\.pt$")
+ZIP_MAGIC = b"PK\x03\x04"  # how every file torch.save writes begins (a zip archive)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -293,9 +295,7 @@ def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
         # weights_only=True: a checkpoint is data (tensors, dicts, numbers, strings), never code.
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # truncated zip, not a torch file, unpickling refused...
-        raise CheckpointError(
-            f"{path}: not a readable checkpoint ({type(err).__name__}: {err})"
-        ) from err
+        raise CheckpointError(f"{path}: {_unreadable(path, err)}") from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a {FORMAT} file")
     if payload.get("format_version") != FORMAT_VERSION:
@@ -315,6 +315,19 @@ def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
     payload["extra"] = _unpack(payload.get("extra") or {})
     payload["path"] = str(path)
     return payload
+
+
+def _unreadable(path: Path, err: Exception) -> str:
+    """Why torch.load could not read `path`, in a few words (torch's own messages run to
+    paragraphs of advice on unsafe loading): not a file torch.save writes (its zip archive), a
+    damaged one, or one holding Python objects besides data (never loaded: they could run code)."""
+    with open(path, "rb") as f:
+        if f.read(4) != ZIP_MAGIC:
+            return "not a checkpoint (not a file torch.save writes)"
+    if isinstance(err, pickle.UnpicklingError):
+        return "not a checkpoint: it holds Python objects besides tensors and data (not loaded)"
+    first = str(err).split(". ")[0].strip().splitlines()  # torch's first sentence
+    return f"a damaged checkpoint ({first[0] if first else type(err).__name__})"
 
 
 def file_sha256(path) -> str:

@@ -97,20 +97,22 @@ def train_loop(run: Run, mcts: MCTSConfig) -> None:
         start_fresh(run, logs)
     logs.bar = progress_bar(run)
     evaluator = NetworkEvaluator(run.model, device=run.device)
-    with start_actors(run) as actors:
-        while not should_stop(run):
-            if enter_phase(run, logs):  # the network grew: self-play must play the new one
-                evaluator = NetworkEvaluator(run.model, device=run.device)
-            started = time.perf_counter()
-            records = self_play(run, mcts, evaluator, actors)
-            play_seconds = time.perf_counter() - started
-            metrics = learn_from(run, records)
-            before = count_batch(run, records, time.perf_counter() - started)
-            log_batch(run, logs, records, metrics, play_seconds)
-            evaluated = evaluate_if_due(run, logs)
-            save_if_due(run, logs, milestones_passed(run, *before), evaluated)
-            show_progress(run, logs, metrics)
-    logs.close()
+    try:  # the bar is closed on Ctrl-C too: what train.py then says starts on a line of its own
+        with start_actors(run) as actors:
+            while not should_stop(run):
+                if enter_phase(run, logs):  # the network grew: self-play must play the new one
+                    evaluator = NetworkEvaluator(run.model, device=run.device)
+                started = time.perf_counter()
+                records = self_play(run, mcts, evaluator, actors)
+                play_seconds = time.perf_counter() - started
+                metrics = learn_from(run, records)
+                before = count_batch(run, records, time.perf_counter() - started)
+                log_batch(run, logs, records, metrics, play_seconds)
+                evaluated = evaluate_if_due(run, logs)
+                save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+                show_progress(run, logs, metrics)
+    finally:
+        logs.close()
 
 
 def start_actors(run: Run):
@@ -158,7 +160,8 @@ def config_text(cfg: DictConfig) -> str:
 
 
 def progress_bar(run: Run) -> tqdm:
-    """The run's progress bar over batches (silent with progress=false)."""
+    """The run's progress bar over batches, out of train.max_batches (the `cpu` preset's 4800,
+    the shipped network's recipe; none without a limit); silent with progress=false."""
     return tqdm(total=run.cfg.train.max_batches, initial=run.step, unit="batch",
                 disable=not run.cfg.progress, desc=f"train {run.cfg.run}")
 
