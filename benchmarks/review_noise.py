@@ -11,9 +11,8 @@ either the player's real error or the review's noise, and the issue asks for at 
 Printed and written as JSON side by side, on the same moves: the share of moves where the
 review's card differs from the one played (what the old review charged as "given up", the
 noise the issue reported: 10 of 65); the share called mistakes (loss > min_loss and > z
-standard errors, found again by the second judgement); the share the rule alone would call
-from the reported losses, without the second judgement, for other minimums too
-(`rule_alone_by_min_loss`) and for each half of the rule (`loss_over_*`); how many of the
+standard errors, found again by the second judgement); the same for the first judgement alone
+(`confirm` off: for other minimums too, and for each half of the rule); how many of either's
 mistakes a whole second review with another seed calls mistakes again; and the review's time
 per hand (one seat's 13 moves, one core).
 """
@@ -21,6 +20,7 @@ per hand (one seat's 13 moves, one core).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -56,17 +56,8 @@ def play_hand(deal, player, greed, seed: int) -> list[int]:
     return moves
 
 
-def confirm(review: dict, deal, moves, seat: int, model, settings: ReviewSettings,
-            number: int) -> int:
-    """How many of the review's mistakes a second review of the seat's hand, with another seed
-    (other deals sampled, other searches), calls mistakes again."""
-    if not review["mistakes"]:
-        return 0
-    again = review_hand(deal, 0, moves, seat, model,
-                        seed=SECOND_SEED + number, settings=settings)
-    verdict = {m["ply"]: m["verdict"] for m in again["moves"]}
-    return sum(verdict[m["ply"]] == "mistake" for m in review["moves"]
-               if m["verdict"] == "mistake")
+def mistakes_at(review: dict) -> set[int]:
+    return {m["ply"] for m in review["moves"] if m["verdict"] == "mistake"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -79,43 +70,57 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     model = load_model(args.checkpoint)
     settings = ReviewSettings(worlds=args.worlds)
+    single = dataclasses.replace(settings, confirm=False)  # the first judgement alone
     player, greed = PLAYERS["scrofazero"].make(model=model), PLAYERS["greed"].make()
-    moves_seen = differ = mistakes = loss_only = z_only = forced = confirmed = 0
+    count = dict.fromkeys(("moves", "forced", "differ", "mistakes", "confirmed", "single",
+                           "single_confirmed", "loss_only", "z_only"), 0)
     review_s, given_up, rows, charged = [], [], [], []
     for number, deal in enumerate(load_deals()[:args.hands]):
         moves = play_hand(deal, player, greed, seed=number)
         for seat in SEATS:
             start = time.perf_counter()
-            review = review_hand(deal, 0, moves, seat, model,
-                                 seed=number, settings=settings)
+            review = review_hand(deal, 0, moves, seat, model, seed=number, settings=settings)
             review_s.append(time.perf_counter() - start)
+            first = review_hand(deal, 0, moves, seat, model, seed=number, settings=single)
+            called, called_once = mistakes_at(review), mistakes_at(first)
+            # a whole second review with another seed: other pools, draws and searches
+            again = mistakes_at(review_hand(deal, 0, moves, seat, model,
+                                            seed=SECOND_SEED + number, settings=settings)
+                                ) if called | called_once else set()
+            count["mistakes"] += len(called)
+            count["confirmed"] += len(called & again)
+            count["single"] += len(called_once)
+            count["single_confirmed"] += len(called_once & again)
             for m in review["moves"]:
-                moves_seen += 1
-                forced += m["forced"]
-                differ += m["card"] != m["ai_card"]
-                mistakes += m["verdict"] == "mistake"
-                loss_only += m["loss"] > settings.min_loss
-                z_only += m["loss"] > settings.z * m["loss_se"]
-                if m["verdict"] == "mistake":
-                    given_up.append(m["given_up"])
-                if m["loss"] > 0:
-                    charged.append((m["loss"], m["loss_se"]))
-            confirmed += confirm(review, deal, moves, seat, model, settings, number)
+                count["moves"] += 1
+                count["forced"] += m["forced"]
+                count["differ"] += m["card"] != m["ai_card"]
+                given_up += [m["given_up"]] if m["verdict"] == "mistake" else []
+            for m in first["moves"]:
+                count["loss_only"] += m["loss"] > settings.min_loss
+                count["z_only"] += m["loss"] > settings.z * m["loss_se"]
+                charged += [(m["loss"], m["loss_se"])] if m["loss"] > 0 else []
             rows.append({"deal": number, "seat": seat, "mistakes": review["mistakes"],
+                         "first_judgement_mistakes": first["mistakes"],
                          "total_given_up": review["total_given_up"],
                          "review_s": round(review_s[-1], 2)})
         print(f"deal {number}: {rows[-2]['mistakes']} + {rows[-1]['mistakes']} mistakes, "
               f"review {review_s[-2]:.1f} + {review_s[-1]:.1f} s", flush=True)
-    share = lambda n: round(n / moves_seen, 4)  # noqa: E731
-    out = {"hands": args.hands, "seats": list(SEATS), "moves": moves_seen, "forced": forced,
-           "settings": settings.describe(), "checkpoint": Path(args.checkpoint).name,
-           "review_card_differs": share(differ), "mistakes": share(mistakes),
-           "mistakes_count": mistakes, "confirmed_by_a_second_review": confirmed,
-           "rule_alone_by_min_loss": {str(m): share(sum(loss > m and loss > settings.z * se
-                                                      for loss, se in charged))
-                                    for m in MINIMA},
-           "loss_over_min_only": share(loss_only),
-           "loss_over_z_se_only": share(z_only), "target_mistakes_at_most": 0.02,
+    share = lambda n: round(n / count["moves"], 4)  # noqa: E731
+    out = {"hands": args.hands, "seats": list(SEATS), "moves": count["moves"],
+           "forced": count["forced"], "settings": settings.describe(),
+           "checkpoint": Path(args.checkpoint).name,
+           "review_card_differs": share(count["differ"]),
+           "mistakes": share(count["mistakes"]), "mistakes_count": count["mistakes"],
+           "confirmed_by_a_second_review": count["confirmed"],
+           "first_judgement_alone": {
+               "mistakes": share(count["single"]), "mistakes_count": count["single"],
+               "confirmed_by_a_second_review": count["single_confirmed"],
+               "by_min_loss": {str(m): share(sum(loss > m and loss > settings.z * se
+                                                 for loss, se in charged)) for m in MINIMA},
+               "loss_over_min_only": share(count["loss_only"]),
+               "loss_over_z_se_only": share(count["z_only"])},
+           "target_mistakes_at_most": 0.02,
            "mistake_losses": sorted(given_up, reverse=True),
            "review_s_per_hand": round(float(np.mean(review_s)), 2),
            "review_s_per_hand_max": round(float(np.max(review_s)), 2),

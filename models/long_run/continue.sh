@@ -22,7 +22,7 @@ MILESTONES+='296960,307200,317440,327680,337920,348160,358400,368640,378880,3891
 MILESTONES+='409600,419840,430080,440320,450560,460800,471040,481280,491520,512000,532480,'
 MILESTONES+='552960,573440]'
 SETTINGS=(
-  run=long train.threads=1 train.eval_every=0
+  run=long train.threads=1 train.eval_every=0 train.max_batches=null
   "train.schedule=$SCHEDULE"
   train.state_file=models/long_run/state.pt train.state_moments=bfloat16
   train.state_weights=float16
