@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 PROTOCOL_MD = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
-ENVELOPE = {"v", "type"}  # in every message; docs/protocol.md says so once, not per row
+# in every message, or every answer (`in_reply_to`, `id`); docs/protocol.md says so once, not
+# per row
+ENVELOPE = {"v", "type", "in_reply_to", "id"}
 
 
 def protocol_text() -> str:

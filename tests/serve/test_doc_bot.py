@@ -26,6 +26,7 @@ from serve_thread import answer, running_server
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.games.gongzhu.rules import GongzhuState
+from scrofazero.serve.common.messages import ANSWER_FIELDS
 from scrofazero.serve.common.protocol import ProtocolError
 from scrofazero.serve.gongzhu.messages import CLIENT_MESSAGES, SERVER_MESSAGES
 from scrofazero.serve.gongzhu.protocol import card_codes, parse_client_message, public_state
@@ -130,8 +131,9 @@ def _strict(side: str, msg: dict):
     models = SERVER_MESSAGES if side == "server" else CLIENT_MESSAGES
     model = models[msg["type"]]
     fields = set(model.model_fields)
-    if side == "server":
-        assert set(msg) == fields, (msg["type"], set(msg) ^ fields)
+    if side == "server":  # every field, and an answer's in_reply_to and id only when set
+        assert set(msg) - set(ANSWER_FIELDS) == fields - set(ANSWER_FIELDS), (
+            msg["type"], set(msg) ^ fields)
         return model.model_validate(msg)
     assert set(msg) <= fields, (msg["type"], set(msg) - fields)
     return parse_client_message(json.dumps(msg))

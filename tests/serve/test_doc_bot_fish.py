@@ -24,6 +24,7 @@ from serve_thread import answer, running_server
 
 from scrofazero.games.fish.cards import card_code, card_id, set_cards
 from scrofazero.games.fish.rules import FishState, Params
+from scrofazero.serve.common.messages import ANSWER_FIELDS
 from scrofazero.serve.fish.messages import (
     FISH_CLIENT_MESSAGES,
     FISH_SERVER_MESSAGES,
@@ -179,8 +180,9 @@ def _strict(side: str, msg: dict):
     """The message as its model, refusing a missing or unknown field."""
     if side == "server":
         model = FISH_SERVER_MESSAGES[msg["type"]]
-        assert set(msg) == set(model.model_fields), (msg["type"], set(msg) ^ set(
-            model.model_fields))
+        fields = set(model.model_fields)  # an answer's in_reply_to and id only when set
+        assert set(msg) - set(ANSWER_FIELDS) == fields - set(ANSWER_FIELDS), (
+            msg["type"], set(msg) ^ fields)
         return model.model_validate(msg)
     assert set(msg) <= set(FISH_CLIENT_MESSAGES[msg["type"]].model_fields), msg
     return parse_fish_message(json.dumps(msg))

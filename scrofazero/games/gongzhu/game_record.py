@@ -8,12 +8,17 @@ lines between them):
     moves SQ S2 S5 ... (the cards in the order they were played, up to 52)
     score -100 0 50 0 (optional: each seat's pile score, checked against the replay)
 
+A block may follow a header comment, `# game ` and one JSON object on one line saying what the
+block is (the table server's export: the game's id, status, time and seats, names with spaces
+too); `format_header` writes it and the block read after it keeps it as `info`.
+
 `replay` plays the moves on the rules engine, so a record that breaks a rule or whose stated
 score differs from the replay's is refused with the file, line and ply that fail.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +29,7 @@ from scrofazero.games.gongzhu.deals import DealError, format_deal, parse_deal_li
 from scrofazero.games.gongzhu.rules import GongzhuState
 
 KEYS = ("deal", "leader", "moves", "score")
+HEADER = "# game "  # a header comment: this, then one JSON object
 
 
 class GameRecordError(ValueError):
@@ -37,6 +43,7 @@ class GameRecord:
     moves: tuple[int, ...]  # cards in play order
     score: tuple[int, ...] | None = None  # [4] pile scores as recorded, if given
     where: str = "game record"  # file:line of the block, for messages
+    info: dict | None = None  # the JSON object of the header comment before the block, if any
 
 
 def format_game(deal: Sequence[int], leader: int, moves: Sequence[int],
@@ -49,7 +56,28 @@ def format_game(deal: Sequence[int], leader: int, moves: Sequence[int],
     return "\n".join(lines) + "\n"
 
 
-def _parse_block(fields: dict[str, tuple[int, str]], source: str, start: int) -> GameRecord:
+def format_header(info: dict) -> str:
+    """The header comment line of a block (ends with a newline): `info` as JSON, every
+    character outside ASCII escaped, so that no name can break the line."""
+    return HEADER + json.dumps(info) + "\n"
+
+
+def _header(line: str, where: str) -> dict | None:
+    """A comment line's header object (None: not a header, as "# game 12 (finished), ..."
+    of exports before headers were JSON)."""
+    if not line.startswith(HEADER + "{"):
+        return None
+    try:
+        info = json.loads(line[len(HEADER):])
+    except ValueError as err:
+        raise GameRecordError(f"{where}: the '# game' header is not JSON: {err}") from None
+    if not isinstance(info, dict):
+        raise GameRecordError(f"{where}: the '# game' header must be one JSON object")
+    return info
+
+
+def _parse_block(fields: dict[str, tuple[int, str]], source: str, start: int,
+                 info: dict | None = None) -> GameRecord:
     where = f"{source}:{start}"
     for key in ("deal", "leader", "moves"):
         if key not in fields:
@@ -81,18 +109,22 @@ def _parse_block(fields: dict[str, tuple[int, str]], source: str, start: int) ->
         if len(score) != 4:
             raise GameRecordError(f"{source}:{line}: score needs 4 integers, got {text!r}")
     return GameRecord(tuple(int(c) for c in deal), int(fields["leader"][1]), tuple(moves),
-                      score, where)
+                      score, where, info)
 
 
 def parse_games(text: str, source: str = "game record") -> list[GameRecord]:
-    """Every game block of a text; errors name `source` and the 1-based line."""
+    """Every game block of a text, each with the header comment just before it (if any);
+    errors name `source` and the 1-based line."""
     games, fields, start = [], {}, 0
+    header = info = None
     for lineno, raw in enumerate(text.splitlines() + [""], start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             if fields:
-                games.append(_parse_block(fields, source, start))
+                games.append(_parse_block(fields, source, start, info))
                 fields = {}
+            found = _header(line, f"{source}:{lineno}")
+            header = header if found is None else found
             continue
         key, _, value = line.partition(" ")
         if key not in KEYS:
@@ -102,7 +134,7 @@ def parse_games(text: str, source: str = "game record") -> list[GameRecord]:
             raise GameRecordError(f"{source}:{lineno}: a second '{key}' line in one game "
                                   "(separate games by a blank line)")
         if not fields:
-            start = lineno
+            start, info, header = lineno, header, None
         fields[key] = (lineno, value.strip())
     if not games:
         raise GameRecordError(f"{source}: no game found")

@@ -23,6 +23,7 @@ import numpy as np
 
 from scrofazero.serve.common.messages import OPEN, Ping, Pong
 from scrofazero.serve.common.records import LIVE
+from scrofazero.serve.common.replies import replying, request_of
 
 
 class ClientHub:
@@ -153,12 +154,18 @@ class ClientHub:
             idle.cancel()
 
     async def receive(self, conn, text: str | bytes, thinking: dict | None = None) -> None:
-        """Handle one frame from `conn`; a refused message gets an error back to `conn` only."""
-        try:
-            msg = self.parse(text)
-            await self.handlers[type(msg)](self, conn, msg, thinking)
-        except self.error as err:
-            await conn.send(err.to_message())
+        """Handle one frame from `conn`; a refused message gets an error back to `conn` only.
+        The first message to `conn` while it is handled is its answer (common/replies.py)."""
+        with replying(conn) as reply:
+            try:
+                msg = self.parse(text)
+                reply.to(msg.type, msg.id)
+                await self.handlers[type(msg)](self, conn, msg, thinking)
+            except self.error as err:
+                if reply.fields is None:  # refused before it was read as a message
+                    reply.to(*request_of(text, [m.model_fields["type"].default
+                                                for m in self.handlers]))
+                await conn.send(err.to_message())
 
     async def _on_ping(self, conn, _msg: Ping, _thinking) -> None:
         await conn.send(Pong().model_dump())

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Callable, Literal, Optional
+from typing import Annotated, Callable, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
 from pydantic.json_schema import models_json_schema
 
 PROTOCOL_VERSION = 1  # the one place the version is set; the page reads it from /api/options
 MAX_NAME = 40  # characters of a display name
+MAX_ID_CHARS = 64  # a client message's `id`: a string of at most this many characters,
+MAX_ID_INT = 2**63 - 1  # or an integer of at most this size (either sign)
 OPEN = "open"  # the seat kind of a person or an outside bot; every other kind is a player's name
 # the error codes of /ws and of every HTTP refusal (the Fish protocol has its own list)
 ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
@@ -43,13 +54,48 @@ class Message(BaseModel):
     type: str
 
 
+RequestId = Union[Annotated[StrictStr, StringConstraints(max_length=MAX_ID_CHARS)],
+                  Annotated[StrictInt, Field(ge=-MAX_ID_INT, le=MAX_ID_INT)]]
+ANSWER_FIELDS = ("in_reply_to", "id")  # what only the answer to a client message carries
+
+
 class ClientMessage(Message):
     # unknown fields are ignored: later versions can add fields
     model_config = ConfigDict(extra="ignore", json_schema_extra=_type_required)
+    id: Optional[RequestId] = Field(
+        None, description=f"your own tag of the message, an integer or a string of at most "
+                          f"{MAX_ID_CHARS} characters: its answer carries it back")
+
+
+def only_when_set(description: str) -> Callable[[dict], None]:
+    """The JSON Schema edit of an optional field that is left out when unset: its value's
+    schema, without null and without a default."""
+    def edit(field: dict) -> None:
+        kinds = [k for k in field.pop("anyOf") if k != {"type": "null"}]
+        field.pop("default", None)
+        field.update(kinds[0] if len(kinds) == 1 else {"anyOf": kinds}, description=description)
+    return edit
 
 
 class ServerMessage(Message):
+    """A message the server sends. `in_reply_to` and `id` are only on the one message that
+    answers a client message (common/replies.py stamps them as it is sent); elsewhere they are
+    left out, never null."""
+
     model_config = ConfigDict(extra="forbid", json_schema_extra=_type_required)
+    in_reply_to: Optional[str] = Field(None, json_schema_extra=only_when_set(
+        "on the answer to a client message only: that message's type ('invalid': a frame that "
+        "is no message of the protocol)"))
+    id: Optional[RequestId] = Field(None, json_schema_extra=only_when_set(
+        "on the answer to a client message that carried an id only: that id"))
+
+    @model_serializer(mode="wrap")
+    def _answer_fields_when_set(self, handler):
+        data = handler(self)
+        for key in ANSWER_FIELDS:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 # --- client -> server ------------------------------------------------------------------------

@@ -19,6 +19,17 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def iso_time(stamp: datetime | None) -> str | None:
+    """A stored time as every answer gives it: ISO 8601 in UTC with its offset ("+00:00").
+    SQLite hands back the naive UTC time it was given (it keeps no zone), PostgreSQL an aware
+    one in the session's zone: both come out as the same UTC text."""
+    if stamp is None:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.astimezone(timezone.utc).isoformat()
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -53,8 +64,7 @@ def game_head(game: GameColumns) -> dict:
     """The first fields of a stored game's answer (either game's): its id, table, status and
     times."""
     return {"id": game.id, "table": game.table_id, "status": game.status,
-            "created_at": game.created_at.isoformat(),
-            "finished_at": game.finished_at.isoformat() if game.finished_at else None}
+            "created_at": iso_time(game.created_at), "finished_at": iso_time(game.finished_at)}
 
 
 def seat_list(seats: list[SeatColumns]) -> list[dict]:

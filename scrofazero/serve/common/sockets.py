@@ -1,9 +1,10 @@
 """The transport both protocols share: a WebSocket as a hub's client (SocketClient: a queue and
 a writer task per socket, so a client that stops reading delays nobody else), the receive loop of
-one socket (`serve_socket`), a request body read with its size limit, listings a page at a time,
-and a stored game's record once it is over (`closed_game`, run in a worker thread). Used by
-gongzhu/routes.py (`/ws`) and fish/routes.py (`/ws/fish`). Frames of one client address are read
-no faster than its `client_frames_per_s` (limits.py).
+one socket (`serve_socket`), a request body read with its size limit, listings a page at a time
+(their bounds and status filter checked), and a stored game's record once it is over
+(`closed_game`, run in a worker thread). Used by gongzhu/routes.py (`/ws`) and fish/routes.py
+(`/ws/fish`). Frames of one client address are read no faster than its `client_frames_per_s`
+(limits.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Callable, Iterable
 from fastapi import Request, WebSocket, WebSocketDisconnect
 from starlette.requests import ClientDisconnect, HTTPConnection
 
+from scrofazero.serve.common.messages import STATUSES
 from scrofazero.serve.common.protocol import MAX_MESSAGE_BYTES, ProtocolError
+from scrofazero.serve.common.replies import stamped
 
 MAX_GAME_ID = 2**63 - 1  # the largest id the records' integer column holds
 SEND_TIMEOUT_S = 5.0  # one send to a client taking longer drops it: it stopped reading
@@ -36,7 +39,8 @@ class SocketClient:
     client's own writer task, which sends them in order, so a client that stops reading delays
     nobody but itself. A client with MAX_QUEUED messages waiting, or one of whose sends takes
     over SEND_TIMEOUT_S, is closed; once `closed`, `send` raises ConnectionError, which a table
-    treats as a disconnect. `close` sends the messages already queued first."""
+    treats as a disconnect. `close` sends the messages already queued first. The answer to the
+    frame being handled goes out stamped as such (replies.py)."""
 
     def __init__(self, ws: WebSocket):
         self.ws = ws
@@ -52,7 +56,7 @@ class SocketClient:
         if self._queue.qsize() >= MAX_QUEUED:
             self._drop(f"more than {MAX_QUEUED} messages unread: the client stopped reading")
             raise ConnectionError("the client stopped reading")
-        self._queue.put_nowait(msg)
+        self._queue.put_nowait(stamped(self, msg))
 
     async def close(self, reason: str) -> None:
         if not self.closed:
@@ -165,14 +169,34 @@ def client_address(conn: HTTPConnection) -> str:
     return client.host if client is not None else "unknown"
 
 
-def page_size(limit: int, most: int) -> int:
-    """A listing's page size: `limit` within 1..most."""
-    return max(1, min(limit, most))
+DEFAULT_PAGE = 50  # a listing's page without a `limit` (at most the server's max_page_size)
 
 
-def page(items: Iterable, offset: int, limit: int, most: int) -> list:
-    """Items `offset`.. of a listing, at most page_size(limit, most) of them."""
-    return list(islice(items, max(offset, 0), max(offset, 0) + page_size(limit, most)))
+def page_limit(limit: int | None, offset: int, most: int) -> int:
+    """A listing's page size: `limit` (None: DEFAULT_PAGE, or `most` if smaller); refused
+    (bad_message, naming the bounds) outside 1..most (the server's max_page_size), as is an
+    `offset` outside 0..MAX_GAME_ID."""
+    if limit is None:
+        limit = min(DEFAULT_PAGE, most)
+    if not 1 <= limit <= most:
+        raise ProtocolError("bad_message", f"limit must be 1..{most} (the server's "
+                                           f"max_page_size), got {limit}"[:300])
+    if not 0 <= offset <= MAX_GAME_ID:
+        raise ProtocolError("bad_message", f"offset must be 0..{MAX_GAME_ID}, "
+                                           f"got {offset}"[:300])
+    return limit
+
+
+def check_status(status: str | None) -> None:
+    """Refuse (bad_message) a listing's `status` filter that is no status (None: no filter)."""
+    if status is not None and status not in STATUSES:
+        raise ProtocolError("bad_message", f"status must be one of {', '.join(STATUSES)}, "
+                                           f"got {status!r}"[:300])
+
+
+def page(items: Iterable, offset: int, limit: int | None, most: int) -> list:
+    """Items `offset`.. of a listing, page_limit(limit, offset, most) of them at most."""
+    return list(islice(items, offset, offset + page_limit(limit, offset, most)))
 
 
 def closed_game(read: Callable, game_id: int, what: str = "game") -> dict:

@@ -22,9 +22,10 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     insert,
+    select,
     update,
 )
-from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship, selectinload
 
 from scrofazero.games.fish.cards import card_code, card_id
 from scrofazero.games.fish.rules import FishState, IllegalMove, Params
@@ -34,6 +35,7 @@ from scrofazero.serve.common.records import (
     GameColumns,
     SeatColumns,
     game_head,
+    iso_time,
     now,
     seat_list,
 )
@@ -133,19 +135,35 @@ class FishRecords:
             session.execute(update(FishGame).where(FishGame.id == game_id).values(
                 status="finished", finished_at=now(), score=json.dumps(score)))
 
+    def list_games(self, limit: int = 50, status: str | None = None,
+                   offset: int = 0) -> list[dict]:
+        """The newest Fish games first, `limit` of them after skipping `offset`, each as its
+        summary: nothing of the deal (no deal, seed or moves), so a game in play can be
+        listed."""
+        with Session(self.engine) as session:
+            query = select(FishGame).order_by(FishGame.id.desc()).offset(offset).limit(
+                limit).options(selectinload(FishGame.seats))
+            if status is not None:
+                query = query.where(FishGame.status == status)
+            return [_summary(g) for g in session.scalars(query)]
+
     def game(self, game_id: int) -> dict | None:
         """A Fish game with its seats and moves, or None."""
         with Session(self.engine) as session:
             game = session.get(FishGame, game_id)
             if game is None:
                 return None
-            return {**game_head(game), "num_players": game.num_players, "calls": game.calls,
-                    "first_player": game.first_player,
-                    "seed": None if game.seed is None else int(game.seed),
-                    "deal": json.loads(game.deal),
-                    "score": json.loads(game.score) if game.score else None,
-                    "settings": json.loads(game.settings), "seats": seat_list(game.seats),
+            return {**_summary(game), "seed": None if game.seed is None else int(game.seed),
+                    "deal": json.loads(game.deal), "settings": json.loads(game.settings),
                     "moves": [_move_dict(m) for m in game.moves]}
+
+
+def _summary(game: FishGame) -> dict:
+    """A Fish game's fields that tell nothing of its cards."""
+    return {**game_head(game), "num_players": game.num_players, "calls": game.calls,
+            "first_player": game.first_player,
+            "score": json.loads(game.score) if game.score else None,
+            "seats": seat_list(game.seats)}
 
 
 def fish_move_row(game_id: int, move: int, seat: int, kind: str, *, target: int | None = None,
@@ -162,7 +180,7 @@ def fish_move_row(game_id: int, move: int, seat: int, kind: str, *, target: int 
 
 def _move_dict(m: FishMove) -> dict:
     out = {"move": m.move, "seat": m.seat, "kind": m.kind, "success": m.success,
-           "think_ms": m.think_ms, "fallback": m.fallback, "played_at": m.played_at.isoformat(),
+           "think_ms": m.think_ms, "fallback": m.fallback, "played_at": iso_time(m.played_at),
            "belief": json.loads(m.belief) if m.belief else None}
     if m.kind == "ask":
         out.update(target=m.target, card=m.card)

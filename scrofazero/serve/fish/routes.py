@@ -17,10 +17,12 @@ from scrofazero.serve.common.messages import PROTOCOL_VERSION
 from scrofazero.serve.common.pages import problem_page, shown
 from scrofazero.serve.common.protocol import ProtocolError
 from scrofazero.serve.common.sockets import (
+    check_status,
     client_address,
     closed_game,
     limited_body,
     page,
+    page_limit,
     serve_socket,
 )
 from scrofazero.serve.fish.hub import FishHub
@@ -57,7 +59,7 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
                 "table_sizes": list(TABLE_SIZES), "call_modes": list(CALL_MODES),
                 "calls": settings.calls, "move_deadline_s": settings.move_deadline_s,
                 "reconnect_grace_s": settings.reconnect_grace_s,
-                "max_moves": settings.max_moves}
+                "max_moves": settings.max_moves, "max_page_size": max_page_size}
 
     @app.post("/api/fish/tables")
     async def create_fish_table(request: Request):
@@ -76,10 +78,18 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
         return FishCreated.of(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/fish/tables")
-    async def fish_tables(offset: int = 0, limit: int = 50):
+    async def fish_tables(offset: int = 0, limit: int | None = None):
         """The live Fish tables in the order they were made, a page at a time."""
         live = (t for t in fish_hub().tables.values() if t.status in ("waiting", "playing"))
         return [t.info() for t in page(live, offset, limit, max_page_size)]
+
+    @app.get("/api/fish/games")
+    async def fish_games(limit: int | None = None, status: str | None = None, offset: int = 0):
+        """The Fish games in the records, newest first, a page at a time (no cards shown)."""
+        size = page_limit(limit, offset, max_page_size)
+        check_status(status)
+        rows = await reader.run(fish_hub().records.list_games, size, status, offset)
+        return Response(json_bytes(rows), media_type="application/json")
 
     async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
         """A finished Fish game's answer (`shape` of its record), computed off the event

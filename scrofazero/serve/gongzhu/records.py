@@ -44,7 +44,7 @@ from scrofazero.games.gongzhu.cards import (
     mask_to_cards,
 )
 from scrofazero.games.gongzhu.deals import parse_deal_line
-from scrofazero.games.gongzhu.game_record import GameRecord, format_game, replay
+from scrofazero.games.gongzhu.game_record import GameRecord, format_game, format_header, replay
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.serve.common.records import (
     LIVE,
@@ -54,6 +54,7 @@ from scrofazero.serve.common.records import (
     SeatColumns,
     database_url,
     game_head,
+    iso_time,
     now,
     seat_list,
     sqlite_pragmas,
@@ -213,10 +214,22 @@ class Records:
             out["settings"] = json.loads(game.settings)
             out["moves"] = [{"ply": m.ply, "seat": m.seat, "card": m.card,
                              "think_ms": m.think_ms, "fallback": m.fallback,
-                             "played_at": m.played_at.isoformat(),
+                             "played_at": iso_time(m.played_at),
                              "thinking": json.loads(m.thinking) if m.thinking else None}
                             for m in game.moves]
             return out
+
+    def list_matches(self, limit: int = 50, status: str | None = None,
+                     offset: int = 0) -> list[dict]:
+        """The newest matches first, `limit` of them after skipping `offset`: each with the
+        ids of its games in hand order (`game_ids`) instead of their summaries."""
+        with Session(self.engine) as session:
+            query = select(Match).order_by(Match.id.desc()).offset(offset).limit(limit).options(
+                selectinload(Match.games))
+            if status is not None:
+                query = query.where(Match.status == status)
+            return [{**_match_head(m), "game_ids": [g.id for g in m.games]}
+                    for m in session.scalars(query)]
 
     def match(self, match_id: int) -> dict | None:
         """A match with the summaries of its games in hand order, or None."""
@@ -224,12 +237,7 @@ class Records:
             match = session.get(Match, match_id)
             if match is None:
                 return None
-            return {"id": match.id, "table": match.table_id, "status": match.status,
-                    "hands": match.hands, "target": match.target,
-                    "created_at": match.created_at.isoformat(),
-                    "finished_at": match.finished_at.isoformat() if match.finished_at else None,
-                    "totals": json.loads(match.totals),
-                    "games": [_summary(g) for g in match.games]}
+            return {**_match_head(match), "games": [_summary(g) for g in match.games]}
 
     def match_status(self, match_id: int) -> str | None:
         with Session(self.engine) as session:
@@ -279,6 +287,14 @@ def _deal_told(game: Game) -> bool:
     return game.status not in LIVE and live not in LIVE
 
 
+def _match_head(match: Match) -> dict:
+    """A match's own fields, as its answer and the listing of matches begin."""
+    return {"id": match.id, "table": match.table_id, "status": match.status,
+            "hands": match.hands, "target": match.target,
+            "created_at": iso_time(match.created_at), "finished_at": iso_time(match.finished_at),
+            "totals": json.loads(match.totals)}
+
+
 def _summary(game: Game) -> dict:
     return {**game_head(game), "deal_number": game.deal_number if _deal_told(game) else None,
             "leader": game.leader, "scores": json.loads(game.scores) if game.scores else None,
@@ -294,12 +310,11 @@ def to_game_record(game: dict) -> GameRecord:
 
 
 def export_text(game: dict) -> str:
-    """The game as a text block (games/gongzhu/game_record.py), replayed to check it."""
+    """The game as a text block (games/gongzhu/game_record.py) after its header comment (its id,
+    status, time and seats as JSON), replayed to check it."""
     record = to_game_record(game)
     replay(record)
-    seats = ", ".join(f"{s['seat']} {s['kind']} {s['name']}" for s in game["seats"])
-    header = (f"# game {game['id']} ({game['status']}), created {game['created_at']}; "
-              f"seats: {seats}\n")
+    header = format_header({k: game[k] for k in ("id", "status", "created_at", "seats")})
     return header + format_game(record.deal, record.leader, record.moves, record.score)
 
 

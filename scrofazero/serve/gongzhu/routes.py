@@ -14,17 +14,18 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 from scrofazero.agents import PLAYERS
 from scrofazero.serve.common.config import PlayConfig
 from scrofazero.serve.common.limits import Limits, Reader, json_bytes
-from scrofazero.serve.common.messages import PROTOCOL_VERSION, STATUSES
+from scrofazero.serve.common.messages import PROTOCOL_VERSION
 from scrofazero.serve.common.pages import problem_page, shown
 from scrofazero.serve.common.protocol import ProtocolError
 from scrofazero.serve.common.records import LIVE
 from scrofazero.serve.common.sockets import (
     MAX_GAME_ID,
+    check_status,
     client_address,
     closed_game,
     limited_body,
     page,
-    page_size,
+    page_limit,
     serve_socket,
 )
 from scrofazero.serve.common.web import HTTP_STATUS
@@ -96,7 +97,8 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
                 "checkpoint": cfg.checkpoint, "thinking": cfg.thinking,
                 "move_deadline_s": cfg.move_deadline_s,
                 "reconnect_grace_s": cfg.reconnect_grace_s,
-                "standard_deals": len(hub().standard_deals())}
+                "standard_deals": len(hub().standard_deals()),
+                "max_page_size": cfg.max_page_size}
 
     @app.post("/api/tables")
     async def create_table(request: Request):
@@ -107,21 +109,28 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
         return Created.of(table, tokens).model_dump(exclude={"v", "type"})
 
     @app.get("/api/tables")
-    async def tables(offset: int = 0, limit: int = 50, public: bool = False):
+    async def tables(offset: int = 0, limit: int | None = None, public: bool = False):
         """The live tables in the order they were made, a page at a time (public=true: only
         public tables with an open seat, what the lobby lists)."""
         live = (t for t in hub().tables.values() if t.status in ("waiting", "playing", "between")
                 and (not public or (t.rules.public and t.open_seats())))
         return [t.info() for t in page(live, offset, limit, cfg.max_page_size)]
 
-    @app.get("/api/games")
-    async def games(limit: int = 50, status: str | None = None, offset: int = 0):
-        if status is not None and status not in STATUSES:
-            raise ProtocolError("bad_message", f"status must be one of {', '.join(STATUSES)}, "
-                                               f"got {status!r}"[:300])
-        rows = await reader.run(records().list_games, page_size(limit, cfg.max_page_size),
-                                status, max(offset, 0))
+    async def listing(method: str, limit: int | None, status: str | None,
+                      offset: int) -> Response:
+        """A page of the records' `method` listing (newest first), its query checked."""
+        size = page_limit(limit, offset, cfg.max_page_size)
+        check_status(status)
+        rows = await reader.run(getattr(records(), method), size, status, offset)
         return Response(json_bytes(rows), media_type="application/json")
+
+    @app.get("/api/games")
+    async def games(limit: int | None = None, status: str | None = None, offset: int = 0):
+        return await listing("list_games", limit, status, offset)
+
+    @app.get("/api/matches")
+    async def matches(limit: int | None = None, status: str | None = None, offset: int = 0):
+        return await listing("list_matches", limit, status, offset)
 
     def stored_answer(kind: str, game_id: int, shape) -> Callable:
         """A finished game's answer (`shape` of its record), computed off the event loop."""
@@ -161,12 +170,16 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
 
     @app.get("/api/matches/{match_id}/review")
     async def match_review(match_id: int, seat: int):
-        """The reviews of `seat` in a match's finished hands, and the match's summary."""
+        """The reviews of `seat` in the hands of a match that is over (a match still in play
+        is refused, as a game's review is), and the match's summary."""
         review_seat(seat)
 
         def finished_games() -> list[dict]:
-            return [records().game(g["id"]) for g in stored_match(match_id)["games"]
-                    if g["status"] not in ("waiting", "playing")]
+            match = stored_match(match_id)
+            if match["status"] in LIVE:
+                raise ProtocolError("in_play", f"match {match_id} is still in play; its review "
+                                               "opens when it ends")
+            return [records().game(g["id"]) for g in match["games"]]  # every one is over
 
         games = await reader.run(finished_games)
         return {"match_id": match_id, **reviews().ask_match(games, seat)}

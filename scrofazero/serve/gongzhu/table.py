@@ -352,6 +352,9 @@ class Table(SeatedTable):
             if self.status != "between":
                 raise ProtocolError("not_between", f"table {self.id} is {self.status}, not "
                                                    "between two hands of a match")
+            if seat in self.ready:  # said before: told again, to it alone (its answer)
+                await self._send(self.seats[seat].conn, Ready(table=self.id, seat=seat))
+                return
             await self._mark_ready(seat)
 
     async def _mark_ready(self, seat: int) -> None:
