@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -97,9 +98,10 @@ def main(argv: list[str] | None = None) -> None:
                 count["differ"] += m["card"] != m["ai_card"]
                 given_up += [m["given_up"]] if m["verdict"] == "mistake" else []
             for m in first["moves"]:
+                se = math.inf if m["loss_se"] is None else m["loss_se"]  # None: unknown
                 count["loss_only"] += m["loss"] > settings.min_loss
-                count["z_only"] += m["loss"] > settings.z * m["loss_se"]
-                charged += [(m["loss"], m["loss_se"])] if m["loss"] > 0 else []
+                count["z_only"] += m["loss"] > settings.z * se
+                charged += [(m["loss"], se)] if m["loss"] > 0 else []
             rows.append({"deal": number, "seat": seat, "mistakes": review["mistakes"],
                          "first_judgement_mistakes": first["mistakes"],
                          "total_given_up": review["total_given_up"],

@@ -209,14 +209,20 @@ def review_move(reviewers: "Reviewers", view: InfoView, played: int, ply: int, s
         verdicts[i] = j2.verdicts(settings)[i] if j2.best != i else "as_good"
         loss[i] = (j.loss[i] + j2.loss[i]) / 2
         loss_se[i] = float(np.hypot(j.loss_se[i], j2.loss_se[i])) / 2
-    mine = (round(float(loss[i]), 2), round(float(loss_se[i]), 2))
+    mine = (round(float(loss[i]), 2), points(loss_se[i]))
     return {"card": card_code(played), "ai_card": card_code(legal[j.best]), "forced": False,
             "verdict": verdicts[i], "loss": mine[0], "loss_se": mine[1],
             "given_up": mine[0] if verdicts[i] == "mistake" else 0.0,
             "values": [{"card": card_code(c), "value": round(float(j.value[k]), 2),
-                        "se": round(float(j.value_se[k]), 2), "loss": round(float(loss[k]), 2),
-                        "loss_se": round(float(loss_se[k]), 2), "verdict": verdicts[k]}
+                        "se": points(j.value_se[k]), "loss": round(float(loss[k]), 2),
+                        "loss_se": points(loss_se[k]), "verdict": verdicts[k]}
                        for k, c in enumerate(legal)]}
+
+
+def points(error: float) -> float | None:
+    """A standard error for the answer: rounded, or None where too few distinct deals leave it
+    unknown (an infinite error, which JSON cannot hold; such a loss is never a mistake)."""
+    return round(float(error), 2) if np.isfinite(error) else None
 
 
 class Reviewers:

@@ -8,6 +8,7 @@ keep it fast.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +242,14 @@ def test_a_mistake_must_be_found_again_on_other_deals():
         assert move["given_up"] == (move["loss"] if verdict == "mistake" else 0)
         played = next(v for v in move["values"] if v["card"] == move["card"])
         assert (played["verdict"], played["loss"]) == (verdict, move["loss"])
+
+
+def test_an_unknown_error_is_null_in_the_answer_and_never_a_mistake(model):
+    """Two deals leave a half with one deal: its error is infinite, which JSON cannot hold (the
+    server answered 500); it is answered as null and no loss with it is called a mistake."""
+    deal = list(load_deals()[1])
+    moves = played_moves(deal, 12, lambda s: int(s.legal_actions()[-1]))
+    review = review_hand(deal, 0, moves, SEAT, model, settings=ReviewSettings(worlds=2))
+    json.dumps(review, allow_nan=False)  # raises on an infinite or NaN number
+    unknown = [v for m in review["moves"] for v in m["values"] if v["loss_se"] is None]
+    assert unknown and all(v["verdict"] != "mistake" for v in unknown)

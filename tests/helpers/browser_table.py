@@ -55,9 +55,10 @@ class PlayServer:
 
 
 @contextmanager
-def play_server(folder: Path):
-    """`python play.py` on a free port with its records in `folder`, until the block ends."""
-    proc = subprocess.Popen([sys.executable, "play.py", "port=0",
+def play_server(folder: Path, *settings: str):
+    """`python play.py` on a free port with its records in `folder` (and `settings`, as
+    KEY=VALUE), until the block ends."""
+    proc = subprocess.Popen([sys.executable, "play.py", "port=0", *settings,
                              f"db={folder / 'records.sqlite'}", "seed=0", "torch_threads=1",
                              "fish_bot_delay=0",  # the tests' Fish bots need not wait for them
                              "review_worlds=32"],  # the tests' reviews need not be precise

@@ -27,6 +27,7 @@ from browser_table import (
     open_table,
     play_cards,
     play_out_the_hand,
+    play_server,
     watched,
 )
 from fake_table import HEARTS, join_fake_table, welcome
@@ -533,6 +534,18 @@ def test_a_match_of_two_hands(server, page, size):
     expect(label).to_have_text("hand 2 of 2 · move 52 / 52")
     assert texts(page, "replay-match-total-{}", 2) == [str(t) for t in totals]
     assert not page.errors, page.errors
+
+
+def test_the_lobby_asks_for_no_larger_page_than_the_server_gives(tmp_path, page):
+    """A listing's limit past the server's max_page_size is refused (400): the lobby asks for
+    the server's own (GET /api/options), so its open tables show on a server with small pages."""
+    from playwright.sync_api import expect
+
+    with play_server(tmp_path, "max_page_size=5") as small:
+        table = small.post("/api/tables", {"type": "create", "public": True,
+                                           "seats": ["random", "open", "random", "random"]})
+        page.goto(small.url)
+        expect(page.get_by_test_id(f"claim-{table['table']}-1")).to_be_visible()
 
 
 def test_a_public_seat_is_taken_from_the_lobby(server, page):

@@ -199,9 +199,12 @@ class CardReview(Answer):
     card: str
     value: Optional[float] = Field(description="the expected final margin of the seat's team "
                                                "if played now; null: not valued (forced)")
-    se: float
+    se: Optional[float] = Field(description="the value's standard error; null: unknown (too "
+                                            "few distinct deals)")
     loss: float = Field(description="the AI card's value minus this card's")
-    loss_se: float = Field(description="the paired standard error of loss")
+    loss_se: Optional[float] = Field(description="the paired standard error of loss; null: "
+                                                 "unknown (too few distinct deals), never a "
+                                                 "mistake")
     verdict: Literal[VERDICTS]
 
 
@@ -217,7 +220,7 @@ class ReviewedMove(Answer):
     forced: bool = Field(description="one legal card")
     verdict: Literal[VERDICTS]
     loss: float
-    loss_se: float
+    loss_se: Optional[float] = Field(description="null: unknown (too few distinct deals)")
     given_up: float = Field(description="loss when the verdict is mistake, else 0")
     values: list[CardReview] = Field(description="every legal card, card index order")
 

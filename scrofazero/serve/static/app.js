@@ -1181,7 +1181,8 @@
     if (!review.error && review.state.status === 'running') setTimeout(() => pollReview(review, render, alive), 700);
   }
 
-  const fmt = (x) => (Math.abs(x) < 0.05 ? '0' : x.toFixed(1));
+  // a number of points; null: an error the review could not estimate (too few distinct deals)
+  const fmt = (x) => (x === null || x === undefined ? '?' : Math.abs(x) < 0.05 ? '0' : x.toFixed(1));
   const whereWords = (m) => `trick ${m.trick}, you ${POSITION_WORDS[m.position - 1]}`;
   const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -1660,7 +1661,8 @@
     const body = $('open-tables-body');
     let tables;
     try {
-      tables = (await getJSON('/api/tables?public=true&limit=100')).filter((t) => t.public && (t.open_seats || []).length);
+      const limit = (await loadOptions()).max_page_size; // a larger page is refused (400)
+      tables = (await getJSON(`/api/tables?public=true&limit=${limit}`)).filter((t) => t.public && (t.open_seats || []).length);
     } catch (err) {
       body.replaceChildren(el('tr', {}, el('td', { colspan: 4, class: 'hint' }, String(err.message))));
       return;
