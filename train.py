@@ -22,7 +22,7 @@ entry.register_configs()
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
 def main(cfg: DictConfig) -> None:
-    entry.train(cfg)
+    entry.train_command(cfg)
 
 
 if __name__ == "__main__":

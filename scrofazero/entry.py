@@ -244,10 +244,15 @@ def evaluate_arguments(argv: list[str]) -> list[str]:
 
 
 def train(cfg):
+    """The game's trainer (a Ctrl-C comes out as KeyboardInterrupt, as any kill would)."""
+    return reported(_train, cfg)
+
+
+def train_command(cfg):
     """train.py: the game's trainer; Ctrl-C ends it in one line naming the last checkpoint and
     the command that continues from it."""
     try:
-        return reported(_train, cfg)
+        return train(cfg)
     except KeyboardInterrupt:
         if _full_traceback(cfg.get("debug")):
             raise

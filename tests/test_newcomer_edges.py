@@ -109,12 +109,19 @@ def test_train_py_refuses_plus_an_unknown_key_before_any_work(tmp_path):
     assert not (tmp_path / "ck").exists()
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before it runs Python: Ctrl-C's default meaning back. A pytest-xdist
+    worker ignores SIGINT, and an ignored signal stays ignored across exec, so without this the
+    command would never see the Ctrl-C the test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_train(args: list[str], started: Path) -> subprocess.CompletedProcess:
     """`python train.py *args`, Ctrl-C'd (SIGINT to its process group, as a terminal sends it)
     once `started` exists."""
     proc = subprocess.Popen([sys.executable, "train.py", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.time() + 300
         while not started.exists():
@@ -162,7 +169,7 @@ def test_ctrl_c_in_play_says_where_the_records_are(tmp_path):
     db = tmp_path / "records.sqlite"
     proc = subprocess.Popen([sys.executable, "play.py", "port=0", f"db={db}"], cwd=ROOT,
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         url = re.search(r"http://\S+/", proc.stdout.readline())[0]
         deadline = time.time() + 60

@@ -32,7 +32,8 @@ class Agent(Protocol):
 class Explanation:
     """What a player weighed for one move.
 
-    values[i]: the value of view.legal_actions()[i] for the mover's team in points (None: not
+    values[i]: the value of view.legal_actions()[i]: the mover's team's expected final team
+    difference, its points minus the other team's at the end of the hand (None: not
     valued). belief: [52, 4], the probability that each seat holds each card over the deals the
     player weighed (None when it weighed none); rows of cards the mover can see say nothing.
     deals: deals weighed; ess: their effective sample size. forced: only one card was legal, so

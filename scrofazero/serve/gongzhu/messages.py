@@ -187,7 +187,9 @@ class Played(ServerMessage):
 class CardValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
     card: str
-    value: Optional[float] = Field(description="points for the mover's team; null: not searched")
+    value: Optional[float] = Field(description="the mover's team's expected final margin (its "
+                                               "points minus the other team's); null: not "
+                                               "searched")
 
 
 class CardBelief(BaseModel):
