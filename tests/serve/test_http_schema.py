@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -38,6 +40,15 @@ def test_committed_schema_is_what_the_models_generate():
     assert SCHEMA.read_text() == http_schema_text(), (
         "docs/http.schema.json is stale: run python -m scrofazero.serve.http_schema "
         "docs/http.schema.json")
+
+
+@pytest.mark.parametrize("module", ["scrofazero.serve.http_schema", "scrofazero.serve.messages"])
+def test_asking_the_schema_writer_for_help_writes_no_file(module, tmp_path):
+    """`python -m ... --help` printed nothing and wrote the schema to a file named --help."""
+    run = subprocess.run([sys.executable, "-m", module, "--help"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stderr.startswith(f"usage: python -m {module} PATH")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_document_links_the_schema_and_names_every_endpoint():

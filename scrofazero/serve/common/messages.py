@@ -219,8 +219,9 @@ def json_text(schema: dict) -> str:
 
 
 def write_schema(argv: list[str], schema_text: Callable[[], str], command: str) -> None:
-    """`python -m COMMAND PATH.json` (argv: its sys.argv): write `schema_text()` to PATH."""
-    if len(argv) != 2:
+    """`python -m COMMAND PATH.json` (argv: its sys.argv): write `schema_text()` to PATH; an
+    option such as --help is not taken for a path (it prints the usage)."""
+    if len(argv) != 2 or argv[1].startswith("-"):
         sys.exit(f"usage: python -m {command} PATH.json")
     with open(argv[1], "w", encoding="utf-8") as out:
         out.write(schema_text())
