@@ -2,7 +2,8 @@
 
 Invariants: it exits 0 and writes the learner figures (one row, positive rates, a learner share
 in [0, 1]), the learning JSON and PNG for its game counts, and the inference
-work's rates.
+work's rates. A long run (a minute of two cores' time): behind the `slow` marker, run before
+every device session (docs/gpu.md).
 """
 
 import json
@@ -11,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_gpu_script_tiny(tmp_path):
     env = {**os.environ, "TINY": "1", "PYTHON": sys.executable}
     proc = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu.sh"), str(tmp_path)],

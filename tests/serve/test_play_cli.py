@@ -36,12 +36,16 @@ def play(*args):
     (("bots=[greed,chess,if]",), "play.bots must be 3 of"),
     (("move_deadline_s=0",), "move_deadline_s=0.0: must be greater than 0"),
     (("idle_expire_s=0",), "idle_expire_s=0.0: must be greater than 0"),
-    (("review_worlds=5000",), "review_worlds=5000: must be less than or equal to 4096"),
 ])
 def test_bad_settings_are_named(args, words, tmp_path):
     proc = play("port=0", f"db={tmp_path / 'g.sqlite'}", *args)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_the_review_worlds_are_checked():
+    with pytest.raises(ValueError, match="^review_worlds=5000: must be less than or equal to 4096"):
+        check_play_config(replace(PlayConfig(), review_worlds=5000))
 
 
 def test_the_match_timings_reach_every_table_and_are_checked():

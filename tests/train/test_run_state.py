@@ -122,8 +122,9 @@ def test_senseless_settings_are_refused_in_one_line(tmp_path, setting, named):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert len(proc.stderr.strip().splitlines()) == 1 and named in proc.stderr
     assert not (tmp_path / "ckpt" / "r").exists()
-    debug = train(*base_args(tmp_path, "r", "train.max_batches=1"), setting, "debug=true")
-    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    if setting == "train.checkpoint_every=0":  # the same path for every setting: once is enough
+        debug = train(*base_args(tmp_path, "r", "train.max_batches=1"), setting, "debug=true")
+        assert debug.returncode != 0 and "Traceback" in debug.stderr
 
 
 def test_second_run_on_a_folder_in_use_is_refused(tmp_path):
