@@ -66,7 +66,7 @@ class PlayConfig:
     review_threads: Count = 1
     # ^ threads reviews of a person's moves think in (GET /api/games/ID/review)
     review_worlds: Count = 256
-    # ^ deals each reviewed move is judged on (more: less noise, slower; about 2-6 s per hand)
+    # ^ deals each reviewed move is judged on (more: less noise, slower; about 1.7 s per hand)
     bot_match_threads: Count = 1
     # ^ threads the bots of those tables think in (apart from bot_threads)
     client_requests_per_s: Positive = 50.0
