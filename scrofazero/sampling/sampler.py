@@ -44,8 +44,11 @@ NO_DEALS = ("marginals",)  # the raw player reads the belief's marginals instead
 @dataclass
 class SamplingConfig:
     """How a player draws the deals it searches (`scrofazero.sampling.*` and `raw.sampling.*`
-    of evaluate.py). Paper: stratified on 2 important cards, 1 deal per stratum (up to 9
-    deals)."""
+    of evaluate.py). The class's own defaults are the paper's: stratified on 2 important
+    cards, 1 deal per stratum (up to 9 deals). No player uses them as they are: the full
+    player's defaults are worlds weighed by the plays (method=policy, 18 deals:
+    agents/scrofazero_agent.py play_sampling), the raw player's 5 deals from the belief
+    (agents/raw_net.py)."""
 
     # stratified (on important cards) | uniform | belief (num_deals draws from the card-location
     # network) | belief_stratified (per_stratum draws in each stratum, strata weighted by the
