@@ -2,9 +2,10 @@
 uvicorn for `python play.py`.
 
 `create_app` builds the application around the Gongzhu hub (tables, bots), the Fish hub and the
-records database, with the guards both games share (common/web.py) and each game's routes
-(gongzhu/routes.py, fish/routes.py). docs/protocol.md is the contract of `/ws` and `/ws/fish`;
-the pages (static/) are clients of them.
+records database, with the guards both games share (common/web.py) and each game's routes, one
+`APIRouter` per area (gongzhu/routes.py: tables, records, review; fish/routes.py: Fish).
+docs/protocol.md is the contract of `/ws` and `/ws/fish`; the pages (static/) are clients of
+them.
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ from scrofazero.serve.common.guards import WILDCARD_ADDRESSES, check_allowed
 from scrofazero.serve.common.limits import Limits, Reader
 from scrofazero.serve.common.web import STATIC, add_guards, uvicorn_config
 from scrofazero.serve.fish.hub import make_fish_hub
-from scrofazero.serve.fish.routes import add_fish_routes
+from scrofazero.serve.fish.routes import fish_router
 from scrofazero.serve.gongzhu.hub import Hub, hub_settings
 from scrofazero.serve.gongzhu.messages import seat_kinds
 from scrofazero.serve.gongzhu.records import Records
 from scrofazero.serve.gongzhu.reviews import Reviews
-from scrofazero.serve.gongzhu.routes import add_gongzhu_routes
+from scrofazero.serve.gongzhu.routes import (
+    StoredGames,
+    records_router,
+    review_router,
+    tables_router,
+)
 
 
 def check_play_config(cfg: PlayConfig) -> None:
@@ -112,12 +118,11 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
     def hub() -> Hub:
         return state["hub"]
 
-    def records() -> Records:
-        return state["records"]
-
-    add_fish_routes(app, lambda: state["fish_hub"], STATIC, reader, cfg.max_page_size)
-    add_gongzhu_routes(app, cfg, hub, records, lambda: state["reviews"], STATIC, reader,
-                       limits)
+    stored = StoredGames(lambda: state["records"], reader)
+    app.include_router(fish_router(lambda: state["fish_hub"], STATIC, reader, cfg.max_page_size))
+    app.include_router(tables_router(cfg, hub, stored, STATIC, limits))
+    app.include_router(records_router(stored, cfg.max_page_size))
+    app.include_router(review_router(stored, lambda: state["reviews"]))
     return app
 
 

@@ -3,9 +3,10 @@ serve/fish/answers.py) and docs/http.schema.json.
 
 Invariants: docs/http.schema.json is what the models generate, and docs/protocol.md links it and
 names every endpoint it describes; every GET and POST route under /api but the exports has a
-model; the real answers of a running server, of every endpoint a bot reads (a finished match of
-two hands with a bot that explains its moves, a finished Fish game with a bot that keeps a
-belief, the live tables, the reviews), validate against their models with no field they do not
+model; no two routes answer one path (so the routers' order is free); the real answers of a
+running server, of every endpoint a bot reads (a finished match of two hands with a bot that
+explains its moves, a finished Fish game with a bot that keeps a belief, the live tables, the
+reviews), validate against their models with no field they do not
 name and no type coerced, and against the committed schema; an answer with a field added, a
 time without its offset or a seat "0" fails.
 """
@@ -130,8 +131,11 @@ def answers(tmp_path_factory) -> dict[str, bytes]:
                     ("GET /api/fish/games", "/api/fish/games"),
                     ("GET /api/fish/games/ID/replay", f"/api/fish/games/{fish}/replay")]:
                 got[endpoint] = raw(server, path)
-            routes = [(method, route.path) for route in server.app.routes
-                      for method in getattr(route, "methods", ()) or ()]
+            # every route the app serves, its routers' too (app.routes lists an included
+            # router as one entry without a path)
+            routes = [(method.upper(), path)
+                      for path, methods in server.app.openapi()["paths"].items()
+                      for method in methods]
         got["routes"] = json.dumps(routes).encode()
         yield got
 
@@ -144,6 +148,33 @@ def test_every_route_of_the_api_has_a_model(answers):
             served.add(f"{method} " + re.sub(r"\{\w+_id\}", "ID",
                                              path.replace("{table_id}", "TABLE")))
     assert served == set(HTTP_ANSWERS)
+
+
+def one_path_for_both(first: str, second: str) -> bool:
+    """Whether some URL path matches both route paths (a {parameter} matches any one
+    segment)."""
+    left, right = first.split("/"), second.split("/")
+    return len(left) == len(right) and all(
+        a == b or a.startswith("{") or b.startswith("{") for a, b in zip(left, right))
+
+
+@pytest.mark.parametrize("first,second,both", [
+    ("/api/games/{game_id}", "/api/games/latest", True),
+    ("/api/games/{game_id}/replay", "/api/{kind}/1/replay", True),
+    ("/api/games/{game_id}", "/api/games/{game_id}/replay", False),
+    ("/api/games", "/api/matches", False)])
+def test_one_path_for_both_sees_an_overlap(first, second, both):
+    assert one_path_for_both(first, second) == both
+
+
+def test_no_two_routes_answer_one_path(answers):
+    """So the order in which app.py includes its routers (gongzhu/routes.py, fish/routes.py)
+    changes no answer."""
+    paths = sorted({path for _, path in json.loads(answers["routes"])})
+    assert len(paths) > 20
+    overlaps = [(a, b) for i, a in enumerate(paths) for b in paths[i + 1:]
+                if one_path_for_both(a, b)]
+    assert overlaps == []
 
 
 @pytest.mark.parametrize("endpoint", [e for e in HTTP_ANSWERS if "review" not in e])

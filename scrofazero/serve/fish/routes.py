@@ -1,12 +1,14 @@
-"""The Fish part of the web server: the page, the JSON API over the Fish records and the
-`/ws/fish` WebSocket (docs/protocol.md section "Fish"), added to the app by `add_fish_routes`.
+"""The Fish part of the web server: the page, the JSON API over the Fish tables and records, a
+game's record as a page and the `/ws/fish` WebSocket (docs/protocol.md section "Fish"), one
+FastAPI `APIRouter` made by `fish_router`, which app.py includes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
-from fastapi import FastAPI, Request, WebSocket
+from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 
 from scrofazero.fish.players.roster import FISH_PLAYERS
@@ -39,51 +41,90 @@ from scrofazero.serve.fish.records import fish_export, fish_replay
 SERVER_ABOUT = {"learned": "the self-play trained scorer over the exact belief's features"}
 
 
-def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reader: Reader,
-                    max_page_size: int) -> None:
-    """Register GET /fish, /fish/record/ID, /api/fish/..., and /ws/fish on `app`; `fish_hub()`
-    gives the hub (made in the app's lifespan), `static` is the folder of the page's files,
-    `reader` runs the reads of finished games off the event loop."""
+def fish_options_answer(hub: FishHub, max_page_size: int) -> dict:
+    """GET /api/fish/options: the protocol's version, the seat kinds and bots this server can
+    seat, the tables' sizes, call modes and settings."""
+    settings = hub.settings.table
+    kinds = hub.seat_kinds()  # a learned seat only when its network loads
+    return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(kinds),
+            "bots": [{"kind": s.name, "about": SERVER_ABOUT.get(s.name, s.about)}
+                     for s in FISH_PLAYERS.values() if s.name in kinds],
+            "table_sizes": list(TABLE_SIZES), "call_modes": list(CALL_MODES),
+            "calls": settings.calls, "move_deadline_s": settings.move_deadline_s,
+            "reconnect_grace_s": settings.reconnect_grace_s,
+            "max_moves": settings.max_moves, "max_page_size": max_page_size}
 
-    @app.get("/fish")
+
+async def create_fish_table_answer(fish_hub: Callable[[], FishHub], request: Request):
+    """POST /api/fish/tables: the table made and its seats' tokens, or the Fish protocol's
+    error object (429 for a limit, else 400)."""
+    try:
+        try:
+            body = await limited_body(request)
+        except ProtocolError as err:
+            raise FishProtocolError(err.code, err.message) from None
+        msg = parse_fish_message(body)
+        if not isinstance(msg, FishCreate):
+            raise FishProtocolError("bad_message",
+                                    "POST /api/fish/tables takes a 'fish_create' message")
+        table, tokens = await fish_hub().create_table(msg, client_address(request))
+    except FishProtocolError as err:
+        return JSONResponse(err.to_message(), status_code=429 if err.code == "limit" else 400)
+    return FishCreated.of(table, tokens).model_dump(exclude={"v", "type"})
+
+
+async def stored_answer(fish_hub: Callable[[], FishHub], reader: Reader, kind: str,
+                        game_id: int, shape, media: str = "application/json") -> Response:
+    """A finished Fish game's answer (`shape` of its record), computed off the event loop and
+    kept once the game is over."""
+    def compute():
+        game = closed_game(fish_hub().records.game, game_id, "Fish game")
+        return shape(game), True  # a Fish game is one hand: over is settled
+
+    return Response(await reader.answer((kind, game_id), compute), media_type=media)
+
+
+async def record_page_answer(fish_hub: Callable[[], FishHub], reader: Reader,
+                             game_id: str) -> Response:
+    """GET /fish/record/ID: the page of record_page.py, or a plain page that says why not."""
+    if not game_id.isdecimal():
+        return problem_page("No such Fish game", f"'{shown(game_id)}' is not a game "
+                            "number: a record link reads /fish/record/N.", 400)
+    try:
+        return await stored_answer(fish_hub, reader, "fish_record", int(game_id),
+                                   lambda g: record_page(g).encode(), "text/html; charset=utf-8")
+    except ProtocolError as err:
+        title = f"Fish game {game_id} is still in play" if err.code == "in_play" \
+            else f"No Fish game {game_id}"
+        return problem_page(title, f"{err.message}.", 409 if err.code == "in_play" else 404)
+
+
+def fish_router(fish_hub: Callable[[], FishHub], static: Path, reader: Reader,
+                max_page_size: int) -> APIRouter:
+    """GET /fish, /fish/record/ID, /api/fish/..., and /ws/fish; `fish_hub()` gives the hub
+    (made in the app's lifespan), `static` is the folder of the page's files, `reader` runs the
+    reads of finished games off the event loop."""
+    router = APIRouter()
+
+    @router.get("/fish")
     async def fish_page():
         return FileResponse(static / "fish.html")
 
-    @app.get("/api/fish/options")
+    @router.get("/api/fish/options")
     async def fish_options():
-        settings = fish_hub().settings.table
-        kinds = fish_hub().seat_kinds()  # a learned seat only when its network loads
-        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(kinds),
-                "bots": [{"kind": s.name, "about": SERVER_ABOUT.get(s.name, s.about)}
-                         for s in FISH_PLAYERS.values() if s.name in kinds],
-                "table_sizes": list(TABLE_SIZES), "call_modes": list(CALL_MODES),
-                "calls": settings.calls, "move_deadline_s": settings.move_deadline_s,
-                "reconnect_grace_s": settings.reconnect_grace_s,
-                "max_moves": settings.max_moves, "max_page_size": max_page_size}
+        return fish_options_answer(fish_hub(), max_page_size)
 
-    @app.post("/api/fish/tables")
+    @router.post("/api/fish/tables")
     async def create_fish_table(request: Request):
-        try:
-            try:
-                body = await limited_body(request)
-            except ProtocolError as err:
-                raise FishProtocolError(err.code, err.message) from None
-            msg = parse_fish_message(body)
-            if not isinstance(msg, FishCreate):
-                raise FishProtocolError("bad_message",
-                                        "POST /api/fish/tables takes a 'fish_create' message")
-            table, tokens = await fish_hub().create_table(msg, client_address(request))
-        except FishProtocolError as err:
-            return JSONResponse(err.to_message(), status_code=429 if err.code == "limit" else 400)
-        return FishCreated.of(table, tokens).model_dump(exclude={"v", "type"})
+        return await create_fish_table_answer(fish_hub, request)
 
-    @app.get("/api/fish/tables")
+    @router.get("/api/fish/tables")
     async def fish_tables(offset: int = 0, limit: int | None = None):
         """The live Fish tables in the order they were made, a page at a time."""
         live = (t for t in fish_hub().tables.values() if t.status in ("waiting", "playing"))
         return [t.info() for t in page(live, offset, limit, max_page_size)]
 
-    @app.get("/api/fish/games")
+    @router.get("/api/fish/games")
     async def fish_games(limit: int | None = None, status: str | None = None, offset: int = 0):
         """The Fish games in the records, newest first, a page at a time (no cards shown)."""
         size = page_limit(limit, offset, max_page_size)
@@ -91,44 +132,29 @@ def add_fish_routes(app: FastAPI, fish_hub: Callable[[], FishHub], static, reade
         rows = await reader.run(fish_hub().records.list_games, size, status, offset)
         return Response(json_bytes(rows), media_type="application/json")
 
-    async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
-        """A finished Fish game's answer (`shape` of its record), computed off the event
-        loop and kept once the game is over."""
-        def compute():
-            game = closed_game(fish_hub().records.game, game_id, "Fish game")
-            return shape(game), True  # a Fish game is one hand: over is settled
-
-        return Response(await reader.answer((kind, game_id), compute), media_type=media)
-
-    @app.get("/api/fish/games/{game_id}")
+    @router.get("/api/fish/games/{game_id}")
     async def fish_game(game_id: int):
-        return await answer("fish_game", game_id, json_bytes)
+        return await stored_answer(fish_hub, reader, "fish_game", game_id, json_bytes)
 
-    @app.get("/api/fish/games/{game_id}/replay")
+    @router.get("/api/fish/games/{game_id}/replay")
     async def fish_game_replay(game_id: int):
-        return await answer("fish_replay", game_id, lambda g: json_bytes(fish_replay(g)))
+        return await stored_answer(fish_hub, reader, "fish_replay", game_id,
+                                   lambda g: json_bytes(fish_replay(g)))
 
-    @app.get("/fish/record/{game_id}")
+    @router.get("/fish/record/{game_id}")
     async def fish_record(game_id: str):
         """A finished game's record as a page a person reads (record_page.py); a plain page
         says why when the id is not a number, names no game, or the game is in play."""
-        if not game_id.isdecimal():
-            return problem_page("No such Fish game", f"'{shown(game_id)}' is not a game "
-                                "number: a record link reads /fish/record/N.", 400)
-        try:
-            return await answer("fish_record", int(game_id),
-                                lambda g: record_page(g).encode(), "text/html; charset=utf-8")
-        except ProtocolError as err:
-            title = f"Fish game {game_id} is still in play" if err.code == "in_play" \
-                else f"No Fish game {game_id}"
-            return problem_page(title, f"{err.message}.", 409 if err.code == "in_play" else 404)
+        return await record_page_answer(fish_hub, reader, game_id)
 
-    @app.get("/api/fish/games/{game_id}/export", response_class=PlainTextResponse)
+    @router.get("/api/fish/games/{game_id}/export", response_class=PlainTextResponse)
     async def fish_game_export(game_id: int):
-        return await answer("fish_export", game_id, lambda g: fish_export(g).encode(),
-                            "text/plain; charset=utf-8")
+        return await stored_answer(fish_hub, reader, "fish_export", game_id,
+                                   lambda g: fish_export(g).encode(), "text/plain; charset=utf-8")
 
-    @app.websocket("/ws/fish")
+    @router.websocket("/ws/fish")
     async def fish_ws(ws: WebSocket):
         await ws.accept()
         await serve_socket(ws, fish_hub(), fish_hub().limits)
+
+    return router

@@ -1,14 +1,20 @@
-"""The Gongzhu part of the web server: the page (with a plain page for a URL it cannot serve), the
-JSON API over the tables, records, replays, exports and reviews, and the `/ws` WebSocket
-(docs/protocol.md), added to the app by `add_gongzhu_routes`.
+"""The Gongzhu part of the web server, one FastAPI `APIRouter` per area, which app.py includes:
+`tables_router` (the page, with a plain page for a URL it cannot serve, the options, the tables
+and their seats, the `/ws` WebSocket of docs/protocol.md), `records_router` (the stored games
+and matches: listings, replays, exports) and `review_router` (the reviews of a seat's moves).
+No two routes answer one path, so the routers' order does not matter.
+
+The reads of stored games and matches go through `StoredGames`, off the event loop.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from fastapi import FastAPI, Request, WebSocket
+from fastapi import APIRouter, Request, WebSocket
+from fastapi.datastructures import QueryParams
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 
 from scrofazero.agents import PLAYERS
@@ -35,72 +41,145 @@ from scrofazero.serve.gongzhu.protocol import parse_claim, parse_client_message
 from scrofazero.serve.gongzhu.records import Records, export_text, game_settled, replay_frames
 from scrofazero.serve.gongzhu.reviews import Reviews
 
+SEATS = ("0", "1", "2", "3")  # a seat as a URL's query names it
 
-def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
-                       records: Callable[[], Records], reviews: Callable[[], Reviews],
-                       static: Path, reader: Reader, limits: Limits) -> None:
-    """Register GET /, /api/options, /api/tables, /api/games/..., /api/matches/..., the claim
-    of a seat and /ws on `app`; `hub()`, `records()` and `reviews()` give what the app's
-    lifespan made, `static` is the folder of the page's files, `reader` runs the reads of
-    stored games off the event loop."""
 
-    @app.get("/")
+@dataclass(frozen=True)
+class StoredGames:
+    """The stored games and matches as the routes answer them: `records()` gives the records the
+    app's lifespan opened, `reader` runs each read in a worker thread and keeps the answers of
+    what is settled."""
+
+    records: Callable[[], Records]
+    reader: Reader
+
+    def game_answer(self, game_id: int, shape) -> Callable:
+        """A finished game's answer (`shape` of its record) and whether it is settled, to be
+        computed off the event loop."""
+        def compute():
+            game = closed_game(self.records().game, game_id)
+            return shape(game), game_settled(self.records(), game)
+        return compute
+
+    async def answer(self, kind: str, game_id: int, shape,
+                     media: str = "application/json") -> Response:
+        body = await self.reader.answer((kind, game_id), self.game_answer(game_id, shape))
+        return Response(body, media_type=media)
+
+    def match(self, match_id: int) -> dict:
+        """The match `match_id` (in a worker thread)."""
+        match = self.records().match(match_id) if 0 < match_id <= MAX_GAME_ID else None
+        if match is None:
+            raise ProtocolError("not_found", f"no match {match_id}")
+        return match
+
+    def match_answer(self, match_id: int) -> tuple[bytes, bool]:
+        match = self.match(match_id)
+        return json_bytes(match), match["status"] not in LIVE
+
+    def match_replay_answer(self, match_id: int) -> tuple[bytes, bool]:
+        """Every hand of the match that is over (a hand in play opens when it ends)."""
+        found = self.match(match_id)
+        games = [self.records().game(g["id"]) for g in found["games"]
+                 if g["status"] not in ("waiting", "playing")]
+        return (json_bytes({"match": found, "hands": [replay_frames(g) for g in games]}),
+                found["status"] not in LIVE)
+
+    def finished_games(self, match_id: int) -> list[dict]:
+        """Every game of a match that is over (in a worker thread); a match still in play is
+        refused, as a game's review is."""
+        match = self.match(match_id)
+        if match["status"] in LIVE:
+            raise ProtocolError("in_play", f"match {match_id} is still in play; its review "
+                                           "opens when it ends")
+        return [self.records().game(g["id"]) for g in match["games"]]  # every one is over
+
+    async def listing(self, method: str, limit: int | None, status: str | None, offset: int,
+                      max_page_size: int) -> Response:
+        """A page of the records' `method` listing (newest first), its query checked."""
+        size = page_limit(limit, offset, max_page_size)
+        check_status(status)
+        rows = await self.reader.run(getattr(self.records(), method), size, status, offset)
+        return Response(json_bytes(rows), media_type="application/json")
+
+
+async def url_problem(params: QueryParams, hub: Callable[[], Hub],
+                      stored: StoredGames) -> Response | None:
+    """A plain page when the page's URL cannot be served (a replay or review id that is not a
+    number or names no finished game, a table not on the server, a seat not 0..3); else None."""
+    for kind, what in (("replay", "game"), ("review", "game"), ("match", "match")):
+        if kind in params:
+            return await stored_problem(kind, what, params, stored)
+    if "table" in params:
+        table, seat = params["table"], params.get("seat", "")
+        if table not in hub().tables:
+            return problem_page("No such table", f"There is no table '{shown(table)}' on this "
+                                "server: it may have ended and closed, the server may have "
+                                "restarted, or the link is mistyped.")
+        if seat not in SEATS:
+            return problem_page("No such seat", f"A table's seats are 0, 1, 2 and 3, not "
+                                f"'{shown(seat)}': check the join link you were given.", 400)
+    return None
+
+
+async def stored_problem(kind: str, what: str, params: QueryParams,
+                         stored: StoredGames) -> Response | None:
+    """url_problem of a link to a stored `what` (game or match) by its `kind` (replay, review,
+    match): a plain page when the id or seat is wrong or the game is missing or in play."""
+    text = params[kind]
+    if not text.isdecimal() or not 0 < int(text) <= MAX_GAME_ID:
+        return problem_page(f"No such {what}", f"'{shown(text)}' is not a {what} number: a "
+                            f"{kind} link reads /?{kind}=N, N a {what}'s number from the "
+                            "lobby's list.", 400)
+    if params.get("seat", "0") not in SEATS:
+        return problem_page("No such seat", f"A game's seats are 0, 1, 2 and 3, not "
+                            f"'{shown(params['seat'])}'.", 400)
+    try:
+        if kind == "match":
+            await stored.reader.answer(("match", int(text)),
+                                       lambda: stored.match_answer(int(text)))
+        else:
+            await stored.reader.answer(("game", int(text)),
+                                       stored.game_answer(int(text), json_bytes))
+    except ProtocolError as err:
+        title = f"{what.capitalize()} {text} is still in play" \
+            if err.code == "in_play" else f"No {what} {text}"
+        return problem_page(title, f"{err.message}.", HTTP_STATUS.get(err.code, 400))
+    return None
+
+
+def options_answer(cfg: PlayConfig, hub: Hub) -> dict:
+    """GET /api/options: the protocol's version, the seat kinds and bots, the server's
+    settings a page shows."""
+    return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(seat_kinds()),
+            "bots": [{"kind": s.name, "name": s.title, "about": s.about}
+                     for s in PLAYERS.values()],
+            "bot_names": {s.name: s.title for s in PLAYERS.values()},
+            "default_bots": list(cfg.bots),
+            "checkpoint": cfg.checkpoint, "thinking": cfg.thinking,
+            "move_deadline_s": cfg.move_deadline_s,
+            "reconnect_grace_s": cfg.reconnect_grace_s,
+            "standard_deals": len(hub.standard_deals()),
+            "max_page_size": cfg.max_page_size}
+
+
+def tables_router(cfg: PlayConfig, hub: Callable[[], Hub], stored: StoredGames, static: Path,
+                  limits: Limits) -> APIRouter:
+    """GET / (the page), /api/options, POST and GET /api/tables, the claim of a seat and /ws;
+    `hub()` gives the hub the app's lifespan made, `static` is the folder of the page's
+    files."""
+    router = APIRouter()
+
+    @router.get("/")
     async def index(request: Request):
-        problem = await url_problem(request.query_params)
+        problem = await url_problem(request.query_params, hub, stored)
         return problem or FileResponse(static / "index.html")
 
-    async def url_problem(params) -> Response | None:
-        """A plain page when the page's URL cannot be served (a replay or review id that is
-        not a number or names no finished game, a table not on the server, a seat not 0..3);
-        else None."""
-        for kind, what in (("replay", "game"), ("review", "game"), ("match", "match")):
-            if kind not in params:
-                continue
-            text = params[kind]
-            if not text.isdecimal() or not 0 < int(text) <= MAX_GAME_ID:
-                return problem_page(f"No such {what}", f"'{shown(text)}' is not a {what} "
-                                    f"number: a {kind} link reads /?{kind}=N, N a {what}'s "
-                                    "number from the lobby's list.", 400)
-            if params.get("seat", "0") not in ("0", "1", "2", "3"):
-                return problem_page("No such seat", f"A game's seats are 0, 1, 2 and 3, not "
-                                    f"'{shown(params['seat'])}'.", 400)
-            try:
-                if kind == "match":
-                    await reader.answer(("match", int(text)),
-                                        lambda: match_answer(int(text)))
-                else:
-                    await reader.answer(("game", int(text)),
-                                        stored_answer("game", int(text), json_bytes))
-            except ProtocolError as err:
-                title = f"{what.capitalize()} {text} is still in play" \
-                    if err.code == "in_play" else f"No {what} {text}"
-                return problem_page(title, f"{err.message}.", HTTP_STATUS.get(err.code, 400))
-            return None
-        if "table" in params:
-            table, seat = params["table"], params.get("seat", "")
-            if table not in hub().tables:
-                return problem_page("No such table", f"There is no table '{shown(table)}' on "
-                                    "this server: it may have ended and closed, the server may "
-                                    "have restarted, or the link is mistyped.")
-            if seat not in ("0", "1", "2", "3"):
-                return problem_page("No such seat", f"A table's seats are 0, 1, 2 and 3, not "
-                                    f"'{shown(seat)}': check the join link you were given.", 400)
-        return None
-
-    @app.get("/api/options")
+    @router.get("/api/options")
     async def options():
-        return {"protocol": PROTOCOL_VERSION, "seat_kinds": list(seat_kinds()),
-                "bots": [{"kind": s.name, "name": s.title, "about": s.about}
-                         for s in PLAYERS.values()],
-                "bot_names": {s.name: s.title for s in PLAYERS.values()},
-                "default_bots": list(cfg.bots),
-                "checkpoint": cfg.checkpoint, "thinking": cfg.thinking,
-                "move_deadline_s": cfg.move_deadline_s,
-                "reconnect_grace_s": cfg.reconnect_grace_s,
-                "standard_deals": len(hub().standard_deals()),
-                "max_page_size": cfg.max_page_size}
+        return options_answer(cfg, hub())
 
-    @app.post("/api/tables")
+    @router.post("/api/tables")
     async def create_table(request: Request):
         msg = parse_client_message(await limited_body(request))
         if not isinstance(msg, Create):
@@ -108,7 +187,7 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
         table, tokens = await hub().create_table(msg, client_address(request))
         return Created.of(table, tokens).model_dump(exclude={"v", "type"})
 
-    @app.get("/api/tables")
+    @router.get("/api/tables")
     async def tables(offset: int = 0, limit: int | None = None, public: bool = False):
         """The live tables in the order they were made, a page at a time (public=true: only
         public tables with an open seat, what the lobby lists)."""
@@ -116,111 +195,85 @@ def add_gongzhu_routes(app: FastAPI, cfg: PlayConfig, hub: Callable[[], Hub],
                 and (not public or (t.rules.public and t.open_seats())))
         return [t.info() for t in page(live, offset, limit, cfg.max_page_size)]
 
-    async def listing(method: str, limit: int | None, status: str | None,
-                      offset: int) -> Response:
-        """A page of the records' `method` listing (newest first), its query checked."""
-        size = page_limit(limit, offset, cfg.max_page_size)
-        check_status(status)
-        rows = await reader.run(getattr(records(), method), size, status, offset)
-        return Response(json_bytes(rows), media_type="application/json")
-
-    @app.get("/api/games")
-    async def games(limit: int | None = None, status: str | None = None, offset: int = 0):
-        return await listing("list_games", limit, status, offset)
-
-    @app.get("/api/matches")
-    async def matches(limit: int | None = None, status: str | None = None, offset: int = 0):
-        return await listing("list_matches", limit, status, offset)
-
-    def stored_answer(kind: str, game_id: int, shape) -> Callable:
-        """A finished game's answer (`shape` of its record), computed off the event loop."""
-        def compute():
-            game = closed_game(records().game, game_id)
-            return shape(game), game_settled(records(), game)
-        return compute
-
-    async def answer(kind: str, game_id: int, shape, media: str = "application/json"):
-        body = await reader.answer((kind, game_id), stored_answer(kind, game_id, shape))
-        return Response(body, media_type=media)
-
-    @app.get("/api/games/{game_id}")
-    async def game(game_id: int):
-        return await answer("game", game_id, json_bytes)
-
-    @app.get("/api/games/{game_id}/replay")
-    async def replay(game_id: int):
-        return await answer("replay", game_id, lambda g: json_bytes(replay_frames(g)))
-
-    @app.get("/api/games/{game_id}/export", response_class=PlainTextResponse)
-    async def export(game_id: int):
-        return await answer("export", game_id, lambda g: export_text(g).encode(),
-                            "text/plain; charset=utf-8")
-
-    def review_seat(seat: int) -> int:
-        if not 0 <= seat < 4:
-            raise ProtocolError("bad_message", f"seat must be 0..3, got {seat}")
-        return seat
-
-    @app.get("/api/games/{game_id}/review")
-    async def game_review(game_id: int, seat: int):
-        """The review of `seat`'s moves in a finished game, started by the first ask."""
-        review_seat(seat)
-        game = await reader.run(closed_game, records().game, game_id)
-        return reviews().ask(game, seat)
-
-    @app.get("/api/matches/{match_id}/review")
-    async def match_review(match_id: int, seat: int):
-        """The reviews of `seat` in the hands of a match that is over (a match still in play
-        is refused, as a game's review is), and the match's summary."""
-        review_seat(seat)
-
-        def finished_games() -> list[dict]:
-            match = stored_match(match_id)
-            if match["status"] in LIVE:
-                raise ProtocolError("in_play", f"match {match_id} is still in play; its review "
-                                               "opens when it ends")
-            return [records().game(g["id"]) for g in match["games"]]  # every one is over
-
-        games = await reader.run(finished_games)
-        return {"match_id": match_id, **reviews().ask_match(games, seat)}
-
-    @app.post("/api/tables/{table_id}/claim")
+    @router.post("/api/tables/{table_id}/claim")
     async def claim(table_id: str, request: Request):
         asked = parse_claim(await limited_body(request))
         token = await hub().claim(table_id, asked.seat, asked.name)
         return {"seat": asked.seat, "token": token}
 
-    def stored_match(match_id: int) -> dict:
-        """The match `match_id` (in a worker thread)."""
-        match = records().match(match_id) if 0 < match_id <= MAX_GAME_ID else None
-        if match is None:
-            raise ProtocolError("not_found", f"no match {match_id}")
-        return match
-
-    def match_answer(match_id: int) -> tuple[bytes, bool]:
-        match = stored_match(match_id)
-        return json_bytes(match), match["status"] not in LIVE
-
-    def match_replay_answer(match_id: int) -> tuple[bytes, bool]:
-        """Every hand of the match that is over (a hand in play opens when it ends)."""
-        found = stored_match(match_id)
-        games = [records().game(g["id"]) for g in found["games"]
-                 if g["status"] not in ("waiting", "playing")]
-        return (json_bytes({"match": found, "hands": [replay_frames(g) for g in games]}),
-                found["status"] not in LIVE)
-
-    @app.get("/api/matches/{match_id}")
-    async def match(match_id: int):
-        body = await reader.answer(("match", match_id), lambda: match_answer(match_id))
-        return Response(body, media_type="application/json")
-
-    @app.get("/api/matches/{match_id}/replay")
-    async def match_replay(match_id: int):
-        body = await reader.answer(("match_replay", match_id),
-                                   lambda: match_replay_answer(match_id))
-        return Response(body, media_type="application/json")
-
-    @app.websocket("/ws")
+    @router.websocket("/ws")
     async def ws_endpoint(ws: WebSocket):
         await ws.accept()
         await serve_socket(ws, hub(), limits)
+
+    return router
+
+
+def records_router(stored: StoredGames, max_page_size: int) -> APIRouter:
+    """GET /api/games and /api/matches (listings, newest first), a game, its replay and its
+    export, a match and its replay."""
+    router = APIRouter()
+
+    @router.get("/api/games")
+    async def games(limit: int | None = None, status: str | None = None, offset: int = 0):
+        return await stored.listing("list_games", limit, status, offset, max_page_size)
+
+    @router.get("/api/matches")
+    async def matches(limit: int | None = None, status: str | None = None, offset: int = 0):
+        return await stored.listing("list_matches", limit, status, offset, max_page_size)
+
+    @router.get("/api/games/{game_id}")
+    async def game(game_id: int):
+        return await stored.answer("game", game_id, json_bytes)
+
+    @router.get("/api/games/{game_id}/replay")
+    async def replay(game_id: int):
+        return await stored.answer("replay", game_id, lambda g: json_bytes(replay_frames(g)))
+
+    @router.get("/api/games/{game_id}/export", response_class=PlainTextResponse)
+    async def export(game_id: int):
+        return await stored.answer("export", game_id, lambda g: export_text(g).encode(),
+                                   "text/plain; charset=utf-8")
+
+    @router.get("/api/matches/{match_id}")
+    async def match(match_id: int):
+        body = await stored.reader.answer(("match", match_id),
+                                          lambda: stored.match_answer(match_id))
+        return Response(body, media_type="application/json")
+
+    @router.get("/api/matches/{match_id}/replay")
+    async def match_replay(match_id: int):
+        body = await stored.reader.answer(("match_replay", match_id),
+                                          lambda: stored.match_replay_answer(match_id))
+        return Response(body, media_type="application/json")
+
+    return router
+
+
+def review_seat(seat: int) -> int:
+    if not 0 <= seat < 4:
+        raise ProtocolError("bad_message", f"seat must be 0..3, got {seat}")
+    return seat
+
+
+def review_router(stored: StoredGames, reviews: Callable[[], Reviews]) -> APIRouter:
+    """GET /api/games/ID/review and /api/matches/ID/review; `reviews()` gives the reviews the
+    app's lifespan made."""
+    router = APIRouter()
+
+    @router.get("/api/games/{game_id}/review")
+    async def game_review(game_id: int, seat: int):
+        """The review of `seat`'s moves in a finished game, started by the first ask."""
+        review_seat(seat)
+        game = await stored.reader.run(closed_game, stored.records().game, game_id)
+        return reviews().ask(game, seat)
+
+    @router.get("/api/matches/{match_id}/review")
+    async def match_review(match_id: int, seat: int):
+        """The reviews of `seat` in the hands of a match that is over (a match still in play
+        is refused, as a game's review is), and the match's summary."""
+        review_seat(seat)
+        games = await stored.reader.run(stored.finished_games, match_id)
+        return {"match_id": match_id, **reviews().ask_match(games, seat)}
+
+    return router
