@@ -46,9 +46,9 @@ def games_of(source: str, server: str) -> list[tuple[str, list[int], int, list[i
         with urllib.request.urlopen(url, timeout=30) as response:
             game = json.loads(response.read())
     except urllib.error.HTTPError as err:
-        raise BadInput(f"{url}: {json.loads(err.read()).get('message', err)}")
+        raise BadInput(f"{url}: {json.loads(err.read()).get('message', err)}") from None
     except OSError as err:
-        raise BadInput(f"cannot reach {url} ({err}); is python play.py running?")
+        raise BadInput(f"cannot reach {url} ({err}); is python play.py running?") from None
     return [(f"game {source}", *record_moves(game), int(source))]
 
 

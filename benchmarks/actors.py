@@ -19,6 +19,7 @@ part. --tiny: the tiny network at widths 4 and 8, a few seconds' rehearsal of ev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shutil
@@ -87,10 +88,8 @@ class GpuSampler:
 
     def _read(self) -> None:
         for line in self.proc.stdout:
-            try:
+            with contextlib.suppress(ValueError):
                 self.samples.append(float(line.strip()))
-            except ValueError:
-                pass
 
     def __exit__(self, *exc) -> None:
         if self.on:

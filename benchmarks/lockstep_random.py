@@ -11,7 +11,7 @@ and bit counts pick cards.
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class LockstepRandomGames:
         self._init_from_hands(hands, self._check_leaders(leaders, deals.shape[0]))
 
     @classmethod
-    def random(cls, num_games: int, rng: np.random.Generator, leaders=0) -> "LockstepRandomGames":
+    def random(cls, num_games: int, rng: np.random.Generator, leaders=0) -> LockstepRandomGames:
         """num_games fresh games on uniformly random deals drawn from rng."""
         deck = _random_decks(num_games, rng)  # [52, N]
         hands = np.zeros((4, num_games), np.uint64)
@@ -176,7 +176,7 @@ class LockstepRandomGames:
         self._cache = None
 
     @classmethod
-    def from_states(cls, states: Sequence[GongzhuState]) -> "LockstepRandomGames":
+    def from_states(cls, states: Sequence[GongzhuState]) -> LockstepRandomGames:
         """A batch holding copies of reference states (any plies, finished games included)."""
         states = list(states)
         if not states or not all(isinstance(s, GongzhuState) for s in states):
@@ -202,7 +202,7 @@ class LockstepRandomGames:
         obj._played = int(played[0]) if (played == played[0]).all() else played
         return obj
 
-    def clone(self) -> "LockstepRandomGames":
+    def clone(self) -> LockstepRandomGames:
         other = LockstepRandomGames.__new__(LockstepRandomGames)
         for name in _FIELDS:
             setattr(other, name, getattr(self, name).copy())
@@ -388,7 +388,7 @@ class LockstepRandomGames:
             if rows.size:
                 yield rows, self._subset(rows), pos
 
-    def _subset(self, rows: np.ndarray) -> "LockstepRandomGames":
+    def _subset(self, rows: np.ndarray) -> LockstepRandomGames:
         sub = LockstepRandomGames.__new__(LockstepRandomGames)
         for name in _FIELDS:
             setattr(sub, name, getattr(self, name)[rows])

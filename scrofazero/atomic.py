@@ -9,6 +9,7 @@ and remove_stale_temps (the temporary files a killed write leaves behind).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
@@ -16,8 +17,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -81,10 +82,8 @@ def write_atomic(path: str | os.PathLike, write: Callable, mode: str = "wb",
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException as err:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         if isinstance(err, OSError):
             named = _naming_target(err, path, tmp)
             if named is not err:

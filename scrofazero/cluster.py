@@ -60,7 +60,7 @@ def _h2_answer(conn: socket.socket, timeout: float) -> str | None:
             if not chunk:
                 return "it closed the connection without an HTTP/2 greeting"
             head += chunk
-    except socket.timeout:
+    except TimeoutError:
         return f"no HTTP/2 greeting within {timeout:g} s"
     except OSError as err:
         return f"the connection failed: {err}"

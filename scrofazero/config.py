@@ -15,9 +15,10 @@ schemas.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Annotated, Collection, Iterator, Optional
+from typing import Annotated
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -115,9 +116,9 @@ class TrainConfig:
     # faster forwards for the big networks on a CPU with bf16 instructions; a schedule key)
     inference: one_of(*INFERENCE) = "float32"
     # stop after this many self-play batches (None: no limit)
-    max_batches: Optional[NonNegativeInt] = None
+    max_batches: NonNegativeInt | None = None
     # stop after this much training wall time (None: no limit)
-    max_minutes: Optional[NonNegative] = None
+    max_minutes: NonNegative | None = None
     eval_every: NonNegativeInt = 10  # evaluate the raw network every this many batches (0: never)
     # standard deals (x 2 plays) for eval/wpg_raw and eval/vs_random
     eval_deals: NonNegativeInt = 32
@@ -138,11 +139,11 @@ class TrainConfig:
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     # a fresh run starts from this network (model file, checkpoint or state file), grown to `model`
     # if smaller, with a fresh optimiser
-    init_from: Optional[str] = None
+    init_from: str | None = None
     # phases by self-play games: batch size, replay, passes, lr, network growth (train/schedule.py)
     schedule: list[PhaseConfig] = field(default_factory=list)
     # also write the compact resumable state (no replay) here at every checkpoint, e.g. to commit it
-    state_file: Optional[str] = None
+    state_file: str | None = None
     # Adam moments in the state file: float32 (exact) | bfloat16 (half the optimiser's size)
     state_moments: one_of(*MOMENTS) = "float32"
     # the network's weights in the state file: float32 (exact) | float16 (half the size)
@@ -163,9 +164,9 @@ class RayConfig:
     """distributed=ray (train.py and evaluate.py; the `[ray]` extra)."""
 
     # None: start a local Ray instance; auto or host:port: join that cluster
-    address: Optional[str] = None
+    address: str | None = None
     # local instance only: CPUs it offers (None: all of this machine's)
-    num_cpus: Optional[Count] = None
+    num_cpus: Count | None = None
     actors: Count = 2  # train.py: self-play actors
     actor_cpus: NonNegative = 1.0  # train.py: CPUs reserved per actor
     actor_gpus: NonNegative = 0.0  # train.py: GPUs (or a fraction) per actor
@@ -177,7 +178,7 @@ class RayConfig:
     # learns)
     in_flight: Count = 2
     # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
-    tasks: Optional[Count] = None
+    tasks: Count | None = None
 
 
 @dataclass
@@ -192,7 +193,7 @@ class TrainRootConfig:
     log_dir: str = "runs"  # parent folder of tensorboard logs
     resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
     # a new run folder continues this compact state file (train.state_file) exactly, replay aside
-    resume_from: Optional[str] = None
+    resume_from: str | None = None
     # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
     resume_overrides: list[str] = field(default_factory=list)
     # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray
@@ -232,28 +233,28 @@ class EvaluateConfig:
     # mode=wpg: the two opponents (Mr. Greed defines WPG; another name measures robustness)
     opponent: str = "greed"
     # network checkpoint of 'raw' and 'scrofazero' (None: the newest checkpoints/*/latest.pt)
-    checkpoint: Optional[str] = None
+    checkpoint: str | None = None
     # the 'scrofazero' player: search, sampling, weighting
     scrofazero: ScrofaZeroSettings = field(default_factory=ScrofaZeroSettings)
     # the 'raw' player: num_deals, mode (value: 1-ply value search, paper | policy)
     raw: RawSettings = field(default_factory=RawSettings)
     # Mr. Greed: num_samples, sampled deals per decision (docs/rules.md section 9)
     greed: GreedSettings = field(default_factory=GreedSettings)
-    deals: Optional[int] = None  # how many deals of the deal file to play (None: all)
+    deals: int | None = None  # how many deals of the deal file to play (None: all)
     # deal file, one 52-code line per deal (None: the 1024 standard deals)
-    deals_file: Optional[str] = None
+    deals_file: str | None = None
     seed: Seed = 0  # seeds every random decision (per deal, play and seat)
     workers: NonNegativeInt = 0  # processes playing deals in parallel (0: one per CPU core)
     belief_games: Count = 8  # mode=belief: games whose positions are scored
     # mode=belief: None, four copies of `player`; a player name: it sits at seats 1 and 3 and only
     # seats 0 and 2 are scored (as in a WPG game)
-    belief_opponent: Optional[str] = None
-    out: Optional[str] = None  # JSON file for the result (None: print only)
+    belief_opponent: str | None = None
+    out: str | None = None  # JSON file for the result (None: print only)
     # gongzhu --wpg / --matrix: none (worker processes) | ray (deals split over Ray tasks)
     distributed: one_of(*DISTRIBUTED) = "none"
     ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
     # fish mode=track: a learned hand predictor scored beside the tracker (model=PATH sets it)
-    predictor: Optional[str] = None
+    predictor: str | None = None
     progress: bool = True  # show a tqdm progress bar
     debug: bool = False  # show the full traceback of an error instead of one line
 
@@ -313,7 +314,7 @@ def _names(schema: type) -> list[str]:
     return [f.name for f in dataclasses.fields(schema)]
 
 
-def nearest(name: str, names: Collection[str]) -> Optional[str]:
+def nearest(name: str, names: Collection[str]) -> str | None:
     """The one of `names` most like `name`: sharing the most words (parts between
     underscores: batch_size -> games_per_batch), then by difflib's similarity ratio; None when
     it shares no word and is not similar (ratio below difflib's default cutoff, 0.6)."""

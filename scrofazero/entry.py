@@ -17,10 +17,11 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 from hydra.core.config_store import ConfigStore

@@ -45,7 +45,7 @@ class RunLock:
         self.stale: int | None = None
         self._fd: int | None = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
         try:
@@ -74,7 +74,7 @@ class RunLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

@@ -30,9 +30,9 @@ import io
 import json
 import random
 import shutil
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import torch
@@ -83,7 +83,7 @@ class Envelope:
                 "step": int(self.step), "random": self.random}
 
     @classmethod
-    def read_header(cls, header, state: dict, path, game: str) -> "Envelope":
+    def read_header(cls, header, state: dict, path, game: str) -> Envelope:
         """The envelope stored as `header` (see header()) around `state`; RunError naming `path`
         when the header is not one of `game`'s."""
         if not isinstance(header, dict) or sorted(header) != sorted(HEADER_KEYS):
@@ -284,7 +284,7 @@ class RunFolder:
         self._created = [d for d in (self.folder, self.log_dir) if not d.exists()]
         self._lock = RunLock(self.folder)
 
-    def __enter__(self) -> "RunFolder":
+    def __enter__(self) -> RunFolder:
         self._lock.acquire()
         try:
             if self._lock.stale is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pytest
 import torch
@@ -39,7 +38,7 @@ class Toy:
     count: Count = 1
     sizes: list[Count] = field(default_factory=lambda: [1, 2])
     kind: one_of("a", "b") = "a"
-    limit: Optional[Positive] = None
+    limit: Positive | None = None
     inner: Inner = field(default_factory=Inner)
 
 

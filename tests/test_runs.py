@@ -90,12 +90,11 @@ def test_fresh_start_refuses_a_folder_holding_a_run(tmp_path):
 @pytest.mark.parametrize("checkpoint,kept", [(0, False), (1, True)])
 def test_failed_fresh_start_removes_what_it_created(tmp_path, checkpoint, kept):
     folder, logs = tmp_path / "ck" / "r", tmp_path / "runs" / "r"
-    with pytest.raises(RuntimeError):
-        with RunFolder(folder, logs, logs={"eval.jsonl": "step"}) as run:
-            run.begin(None)
-            run.log("eval.jsonl", {"step": 0, "x": float("nan")})
-            run.checkpointed(checkpoint)
-            raise RuntimeError("failed")
+    with pytest.raises(RuntimeError), RunFolder(folder, logs, logs={"eval.jsonl": "step"}) as run:
+        run.begin(None)
+        run.log("eval.jsonl", {"step": 0, "x": float("nan")})
+        run.checkpointed(checkpoint)
+        raise RuntimeError("failed")
     assert folder.exists() == kept and logs.exists() == kept
     if kept:
         assert (folder / "eval.jsonl").read_text() == '{"step": 0, "x": null}\n'

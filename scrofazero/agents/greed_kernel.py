@@ -85,16 +85,15 @@ def relief(card, known, pile_value, s4q):
     """Relief (quarter points) of playing `card` for a player who knows the cards in `known`
     (its own hand and every played card): the rest is unseen to it."""
     r = RELIEF_Q[card]
-    if card == SA or card == SK:
+    if card in (SA, SK):
         if not (known >> SQ) & 1:
             r += 200 if card == SA else 120  # +50 / +30 points
     elif DQ <= card <= DA:
         if not (known >> DJ) & 1:
             r -= (card - DJ) * 40  # DQ -10, DK -20, DA -30 points
-    elif CJ <= card <= CA:
-        if not (known >> C10) & 1:
-            # -r x (still to come + own pile), r = 0.1 .. 0.4 = (card - C10) / 10; exact.
-            r -= (card - C10) * (s4q + 4 * pile_value) // 10
+    elif CJ <= card <= CA and not (known >> C10) & 1:
+        # -r x (still to come + own pile), r = 0.1 .. 0.4 = (card - C10) / 10; exact.
+        r -= (card - C10) * (s4q + 4 * pile_value) // 10
     return r
 
 

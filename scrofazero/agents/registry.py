@@ -11,8 +11,8 @@ in PLAYERS.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from scrofazero.agents.base import Agent
 from scrofazero.agents.mr_greed import GreedSettings, MrGreed

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from tqdm import tqdm

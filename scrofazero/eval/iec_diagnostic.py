@@ -68,7 +68,7 @@ def belief_quality(players: list[Agent], policy, deals, seed: int, num_important
                         ess.append(effective_sample_size(weights))
                         num_deals.append(len(weights))
                         others = [s for s in range(4) if s != seat]
-                        for k, card in enumerate(sample.important):
+                        for _k, card in enumerate(sample.important):
                             truth = next(s for s in range(4) if state.hands[s] >> card & 1)
                             holder = sample.owners[:, card]  # [D]
                             p_iec = np.array([weights[holder == s].sum() for s in others])

@@ -31,8 +31,8 @@ it records and game files.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -186,7 +186,7 @@ def context(state: GongzhuState, seat: int) -> dict:
             "hand": [card_code(c) for c in mask_to_cards(state.hands[seat])]}
 
 
-def review_move(reviewers: "Reviewers", view: InfoView, played: int, ply: int, seed: int
+def review_move(reviewers: Reviewers, view: InfoView, played: int, ply: int, seed: int
                 ) -> dict:
     """The review of one move: `played` (a card index) at `view`, the seat's information."""
     legal = [int(c) for c in view.legal_actions()]

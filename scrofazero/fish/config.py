@@ -11,7 +11,7 @@ Invariant: every part is read where it is used, as it is; nothing is reshaped on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Optional
+from typing import Annotated
 
 from pydantic import Field
 
@@ -57,7 +57,7 @@ class FishMatch:
 class FishTrack:
     """evaluate.py mode=track: the exact belief's hand prediction on recorded games."""
 
-    transcripts: Optional[list[str]] = None  # recorded games (None: the shipped recordings)
+    transcripts: list[str] | None = None  # recorded games (None: the shipped recordings)
     soft: NonNegative = 0.0  # tempering of the soft ask evidence (0: pure logic)
     # weight of "the asker holds another card of the set" (1: a rule, 0.5: no evidence)
     ask_other: Fraction = 0.5
@@ -116,7 +116,7 @@ class FishSelfPlay:
     seed: Seed = 0  # seeds every self-play game (with its index) and the scorer's initial weights
     # start from this scorer's weights (a model.pt, latest.pt or models/fish_learned.pt) with a
     # fresh Adam; kept in the run's settings
-    init_from: Optional[str] = None
+    init_from: str | None = None
 
 
 @dataclass

@@ -69,7 +69,7 @@ class Positions:
     def __len__(self) -> int:
         return len(self.plies)
 
-    def take(self, idx) -> "Positions":
+    def take(self, idx) -> Positions:
         """Rows `idx` (an index array, mask or slice) as new Positions."""
         return Positions(self.hand[idx], self.cards[idx], self.seats[idx], self.plies[idx],
                          self.viewer[idx])

@@ -15,8 +15,9 @@ import io
 import os
 import pickle
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch

@@ -20,7 +20,7 @@ new last layer; a new shape that is narrower anywhere, or has fewer layers or bl
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn

@@ -6,8 +6,8 @@ the same file shares the one model, which is only ever evaluated."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 

@@ -9,7 +9,7 @@ each of the 16 scoring cards, which seat captures it (seats relative to the move
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -168,7 +168,7 @@ class PolicyValueNet(nn.Module):
         }
 
     @classmethod
-    def from_config(cls, config: dict) -> "PolicyValueNet":
+    def from_config(cls, config: dict) -> PolicyValueNet:
         """A freshly initialised network of the shape `config` describes.
 
         Args:

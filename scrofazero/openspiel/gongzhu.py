@@ -80,7 +80,7 @@ class _Engine:
     def __init__(self, gs: GongzhuState):
         self.gs = gs
 
-    def __deepcopy__(self, memo) -> "_Engine":
+    def __deepcopy__(self, memo) -> _Engine:
         return _Engine(self.gs.clone())
 
 
@@ -97,13 +97,13 @@ class GongzhuGame(pyspiel.Game):
         super().__init__(GAME_TYPE, GAME_INFO, params)
         self.leader = leader
 
-    def new_initial_state(self) -> "GongzhuSpielState":
+    def new_initial_state(self) -> GongzhuSpielState:
         return GongzhuSpielState(self)
 
     def max_chance_nodes_in_history(self) -> int:
         return NUM_CARDS
 
-    def make_py_observer(self, iig_obs_type=None, params=None) -> "GongzhuObserver":
+    def make_py_observer(self, iig_obs_type=None, params=None) -> GongzhuObserver:
         return GongzhuObserver(
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params
         )
@@ -199,7 +199,7 @@ class GongzhuSpielState(pyspiel.State):
         )
 
     # --- resampling for IS-MCTS --------------------------------------------------------
-    def resample_from_infostate(self, player_id: int, probability_sampler) -> "GongzhuSpielState":
+    def resample_from_infostate(self, player_id: int, probability_sampler) -> GongzhuSpielState:
         """A new state, uniform among those `player_id` cannot tell apart from this one.
 
         The player keeps its own cards (in the order it was dealt them) and all public
@@ -243,7 +243,7 @@ class GongzhuSpielState(pyspiel.State):
         fresh = iter(int(c) for c in rng.permutation(others))
         return [c if k // 13 == player else next(fresh) for k, c in enumerate(self._dealt)]
 
-    def _replay(self, deal: list[int], plays: list[int]) -> "GongzhuSpielState":
+    def _replay(self, deal: list[int], plays: list[int]) -> GongzhuSpielState:
         # Replaying through apply_action keeps OpenSpiel's C++ history and move number right.
         state = self.get_game().new_initial_state()
         for action in deal:

@@ -74,13 +74,13 @@ class TinyCrewGame(pyspiel.Game):
         self.rules_params = params_from(dict(params or {}))
         super().__init__(GAME_TYPE, GAME_INFO, params or {})
 
-    def new_initial_state(self) -> "TinyCrewSpielState":
+    def new_initial_state(self) -> TinyCrewSpielState:
         return TinyCrewSpielState(self)
 
     def max_chance_nodes_in_history(self) -> int:
         return NUM_CARDS
 
-    def make_py_observer(self, iig_obs_type=None, params=None) -> "TinyCrewObserver":
+    def make_py_observer(self, iig_obs_type=None, params=None) -> TinyCrewObserver:
         return TinyCrewObserver(
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 

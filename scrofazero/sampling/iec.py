@@ -14,8 +14,8 @@ All deals and all plays of one decision go through the network in one call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -155,7 +155,7 @@ def _follows(hands: np.ndarray, card: int, led: int) -> np.ndarray:
     holds none of it)."""
     ok = hands[:, card].copy()
     if led >= 0 and _SUIT[card] != led:
-        ok &= ~hands[:, _SUIT == led].any(axis=1)
+        ok &= ~hands[:, led == _SUIT].any(axis=1)
     return ok
 
 

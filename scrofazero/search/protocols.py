@@ -7,7 +7,8 @@ states, e.g. games.gongzhu.batch.GongzhuRules) and to a network only through `Ev
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

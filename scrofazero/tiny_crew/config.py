@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from scrofazero.games.tiny_crew.rules import LEADERS, NUM_SEATS
 from scrofazero.settings import Count, GameConfig, NonNegativeInt, at_most, one_of
@@ -38,9 +37,9 @@ class TinyCrewConfig(GameConfig):
     # train.py cfr: stop with a clear error beyond this many information states
     max_states: Count = 16777216
     # evaluate.py: a policy.npz written by train.py game.method=cfr
-    cfr_policy: Optional[str] = None
+    cfr_policy: str | None = None
     # evaluate.py: a policy.npz written by train.py game.method=mccfr
-    mccfr_policy: Optional[str] = None
+    mccfr_policy: str | None = None
     # evaluate.py: rounds of exact best responses applied to each learned policy (slow: minutes per
     # seat)
     improve_learned: NonNegativeInt = 0

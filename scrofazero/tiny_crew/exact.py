@@ -73,7 +73,7 @@ class TabularPolicy:
     def fb(self) -> tuple:
         return (int(self.fallback_deals), np.asarray(self.salts, dtype=np.int64), self.cache)
 
-    def with_table(self, index, probs) -> "TabularPolicy":
+    def with_table(self, index, probs) -> TabularPolicy:
         """Another table with the same fallback (and its cache)."""
         return TabularPolicy(index, probs, self.fallback_deals, self.salts, self.cache)
 
@@ -92,7 +92,7 @@ class TabularPolicy:
         target = np.array([self.index[k] for k in keys.tolist()], dtype=np.int64)
         self.probs[target] = rows
 
-    def copy(self) -> "TabularPolicy":
+    def copy(self) -> TabularPolicy:
         return self.with_table(fast.copy_index(self.index), self.probs.copy())
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -103,7 +103,7 @@ class TabularPolicy:
         return keys, self.probs[: len(keys)].copy()
 
     @staticmethod
-    def from_arrays(keys, probs) -> "TabularPolicy":
+    def from_arrays(keys, probs) -> TabularPolicy:
         out = TabularPolicy()
         for j, k in enumerate(np.asarray(keys, dtype=np.int64).tolist()):
             out.index[k] = j
@@ -114,7 +114,7 @@ class TabularPolicy:
 class Setting:
     """All deals of one parameter setting (leader rule, task owners)."""
 
-    def __init__(self, params: Params = Params(), deals=None):
+    def __init__(self, params: Params = Params(), deals=None):  # noqa: B008 (frozen)
         """deals: indices into the full deal table to restrict to (tests); None for all."""
         self.params = params
         self.deals = deals_table() if deals is None else deals_table()[np.asarray(deals)]

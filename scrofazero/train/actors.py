@@ -11,17 +11,18 @@ are split: play_games of all the games in one process is the reference.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import struct
 import sys
 import time
 import traceback
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 from multiprocessing.shared_memory import SharedMemory
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -181,10 +182,8 @@ class SharedRows:
 
     def close(self, unlink: bool = False) -> None:
         self.arrays = []
-        try:
+        with contextlib.suppress(BufferError):  # a view still held: it goes with the process
             self.memory.close()
-        except BufferError:  # a view still held somewhere: the mapping goes with the process
-            pass
         if unlink:
             self.memory.unlink()
 
@@ -380,10 +379,8 @@ def _server_main(control, clients, row_names, device: str, threads: int, rowwise
                 for name in row_names]
         InferenceServer(device, rowwise).serve(control, clients, rows)
     except Exception:
-        try:
+        with contextlib.suppress(OSError):
             control.send(("error", traceback.format_exc()))
-        except OSError:
-            pass
         sys.exit(1)
 
 
@@ -407,10 +404,8 @@ def _actor_main(index: int, learner, server, row_name: str):
             reply = ("records", records)
         except Exception:
             reply = ("error", traceback.format_exc())
-        try:
+        with contextlib.suppress(OSError):
             server.send_bytes(_COUNT.pack(0))  # played: before the records (see serve)
-        except OSError:
-            pass
         learner.send(reply)
 
 

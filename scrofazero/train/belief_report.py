@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -335,19 +334,19 @@ class ReportConfig:
     """`python -m scrofazero.train.belief_report`: which games, which network."""
 
     data: list[str] = field(default_factory=list)  # folders of game shards (their held-out games)
-    beliefs: Optional[str] = None  # the card-location network (None: the shipped one)
+    beliefs: str | None = None  # the card-location network (None: the shipped one)
     games: Count = 200  # held-out games scored
     # also score IEC's weighted deals on one decision per trick of this many held-out games (slow:
     # the policy network replays the plays)
     iec_games: NonNegativeInt = 0
     iec_draws: Count = 32  # deals IEC weighs per position
-    checkpoint: Optional[str] = None  # IEC's policy network (None: shipped)
+    checkpoint: str | None = None  # IEC's policy network (None: shipped)
     # also score the worlds weighed by the plays (policy, posterior) on this many held-out games
     # (weighing_report; slow where Mr. Greed's program weighs)
     weighing_games: NonNegativeInt = 0
-    behaviour: Optional[str] = None  # their behaviour network (None: shipped)
+    behaviour: str | None = None  # their behaviour network (None: shipped)
     greed_draws: Count = 64  # deals behind each estimate of Mr. Greed's play
-    json: Optional[str] = None  # write the whole result here
+    json: str | None = None  # write the whole result here
 
 
 def print_report(settings: ReportConfig) -> dict:

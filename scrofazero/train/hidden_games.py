@@ -29,7 +29,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import torch
@@ -122,7 +121,7 @@ class GameRecords:
         return len(self.leader)
 
     @staticmethod
-    def concat(parts) -> "GameRecords":
+    def concat(parts) -> GameRecords:
         parts = list(parts)
         return GameRecords(*(np.concatenate([getattr(p, f) for p in parts])
                              for f in ("deal", "leader", "cards", "seats", "kinds")))
@@ -320,9 +319,9 @@ class GenerateConfig:
     # seatings: TEAM_A:TEAM_B=WEIGHT,... over KINDS (e.g. greed:greed=2,belief_raw:greed=3)
     mix: str = "scrofazero:greed=3,raw:greed=2,greed:greed=1,if:greed=1,random:greed=0.5"
     seed: Seed = 1  # every game's deal, seating and decisions come from (seed, game index)
-    checkpoint: Optional[str] = None  # policy/value network of the network players (None: shipped)
-    beliefs: Optional[str] = None  # belief network of the belief and policy players (None: shipped)
-    behaviour: Optional[str] = None  # behaviour network of the policy players (None: shipped)
+    checkpoint: str | None = None  # policy/value network of the network players (None: shipped)
+    beliefs: str | None = None  # belief network of the belief and policy players (None: shipped)
+    behaviour: str | None = None  # behaviour network of the policy players (None: shipped)
     workers: Count = 1  # processes playing shards in parallel
     shard_games: Count = 256  # games per shard file
 

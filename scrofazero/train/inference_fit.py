@@ -21,9 +21,9 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -69,10 +69,10 @@ class InferenceFitConfig:
 
     data: list[str] = field(default_factory=list)  # folders of game shards (hidden_games.py)
     # one weight per data folder: how often its games are drawn relative to their number
-    data_weights: Optional[list[float]] = None
+    data_weights: list[float] | None = None
     # use only the first this many games of the data, in folder and shard order (None: all;
     # the learning curve's points)
-    max_games: Optional[int] = None
+    max_games: int | None = None
     # leave out every game in which a seat was one of these player kinds (e.g. [greed]: a
     # network that never saw Mr. Greed)
     exclude: list[str] = field(default_factory=list)
@@ -88,10 +88,10 @@ class InferenceFitConfig:
     eval_every: NonNegativeInt = 0  # steps between held-out losses (0: once an epoch)
     checkpoint_every: Count = 1000  # steps between checkpoints of the run
     max_minutes: NonNegative = 0.0  # stop after this long, evaluated and saved (0: no limit)
-    init: Optional[str] = None  # start from this network file of the same kind (fine-tuning)
+    init: str | None = None  # start from this network file of the same kind (fine-tuning)
     device: str = "cpu"  # cpu | cuda | cuda:N
     threads: Count = 1  # torch threads
-    out: Optional[str] = None  # also copy the finished network file here (e.g. models/belief.pt)
+    out: str | None = None  # also copy the finished network file here (e.g. models/belief.pt)
 
     def __post_init__(self):
         if self.dropout >= 1:

@@ -10,8 +10,8 @@ arrays from the replay buffer and returns float metrics; only the entry point lo
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Sequence
 
 import numpy as np
 import torch

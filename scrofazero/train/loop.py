@@ -24,7 +24,6 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -73,8 +72,8 @@ class Logs:
     (None: no evaluation during training) and the progress bar (once the run has started)."""
 
     writer: object
-    eval_deals: Optional[np.ndarray]
-    bar: Optional[tqdm] = None
+    eval_deals: np.ndarray | None
+    bar: tqdm | None = None
 
     def close(self) -> None:
         if self.bar is not None:
@@ -125,7 +124,7 @@ def start_actors(run: Run):
 
 
 def self_play(run: Run, mcts: MCTSConfig, evaluator: NetworkEvaluator,
-              actors: Optional[ActorPool]) -> SelfPlayRecords:
+              actors: ActorPool | None) -> SelfPlayRecords:
     """One batch of self-play: in this process from the run's generator (no actors), or on
     the actors with the learner's weights as of this step, game g of the batch seeded
     (train.seed, step, g)."""

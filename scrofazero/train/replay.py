@@ -7,7 +7,7 @@ minibatches as dicts of numpy arrays that `learner.train_step` consumes.
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -12,8 +12,9 @@ optimiser, as the original's authors did between their runs. The original's late
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Optional, Sequence
+from typing import Annotated
 
 from pydantic import Field
 
@@ -32,18 +33,18 @@ Widths = Annotated[list[Count], Field(min_length=1)]  # a trunk's layer widths
 class PhaseConfig:
     # the phase starts once the run has played this many self-play games
     from_games: NonNegativeInt = 0
-    games_per_batch: Optional[Count] = None  # None: as the phase before
-    replay_batches: Optional[Count] = None  # None: as the phase before
-    passes: Optional[Count] = None  # None: as the phase before
-    lr: Optional[Positive] = None  # Adam learning rate (None: as the phase before)
+    games_per_batch: Count | None = None  # None: as the phase before
+    replay_batches: Count | None = None  # None: as the phase before
+    passes: Count | None = None  # None: as the phase before
+    lr: Positive | None = None  # Adam learning rate (None: as the phase before)
     # fraction of plies searched in full and recorded (None: as before)
-    playout_full: Optional[Share] = None
+    playout_full: Share | None = None
     # self-play's search budget times this (None: as before)
-    search_scale: Optional[Positive] = None
+    search_scale: Positive | None = None
     # self-play's network precision: float32 | bfloat16 (None: as before)
-    inference: Optional[one_of(*INFERENCE)] = None
-    hidden: Optional[Widths] = None  # grow the network to these trunk widths (None: keep)
-    num_blocks: Optional[NonNegativeInt] = None  # grow to this many residual blocks (None: keep)
+    inference: one_of(*INFERENCE) | None = None
+    hidden: Widths | None = None  # grow the network to these trunk widths (None: keep)
+    num_blocks: NonNegativeInt | None = None  # grow to this many residual blocks (None: keep)
 
 
 def _get(phase, key):

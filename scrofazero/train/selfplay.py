@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -71,8 +70,8 @@ class SelfPlayRecords:
     simulations: int
     evaluations: int
     seconds: float
-    points_target: Optional[np.ndarray] = None
-    capture_target: Optional[np.ndarray] = None
+    points_target: np.ndarray | None = None
+    capture_target: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.value_target)

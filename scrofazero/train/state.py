@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -81,15 +81,15 @@ class CheckpointState(BaseModel):
     model: dict
     optimizer: _Optimizer
     step: int
-    ema: Optional[dict] = None
+    ema: dict | None = None
     games: int = 0
     train_seconds: float = 0.0
-    rng_state: Optional[dict] = None
+    rng_state: dict | None = None
     evals: list[dict] = []
-    warm_start: Optional[dict] = None
+    warm_start: dict | None = None
     phase: int = -1
     phases: list[dict] = []
-    init_from: Optional[dict] = None
+    init_from: dict | None = None
     replay: list[dict[str, Any]] = []
 
 

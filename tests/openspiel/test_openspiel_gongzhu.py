@@ -190,7 +190,7 @@ def test_illegal_card_raises_and_clone_is_independent(game):
     state = random_state(game, 1, 5)
     legal = state.legal_actions()
     illegal = next(c for c in range(52) if c not in legal)
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError):
         state.apply_action(illegal)
     copy = state.clone()
     copy.apply_action(legal[0])

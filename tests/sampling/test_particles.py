@@ -157,7 +157,7 @@ def test_pool_carried_to_a_later_decision_stays_exact():
     cards = view_constraints(later)[0]
     np.testing.assert_allclose(result.marginals[cards], exact[cards], atol=0.04)
     # every world kept is consistent with the plays since: the card was in its player's hand
-    for t, (s, card) in enumerate(later.history):
+    for _t, (s, card) in enumerate(later.history):
         assert np.all(pool.start[:, card] == s)
     # another hand (a new deal) starts a new pool
     other = GongzhuState(seed=99, leader=seat).view(seat)

@@ -502,7 +502,7 @@ def test_a_match_of_two_hands(server, page, size):
     button = page.get_by_test_id("next-hand")
     button.scroll_into_view_if_needed()
     box = button.bounding_box()  # within the screen's width once scrolled to
-    assert 0 <= box["x"] and box["x"] + box["width"] <= size[0] and 0 <= box["y"] < size[1]
+    assert box["x"] >= 0 and box["x"] + box["width"] <= size[0] and 0 <= box["y"] < size[1]
     page.get_by_test_id("next-hand").click()  # the bots are ready at once: the hand starts
     expect(page.locator(CARDS)).to_have_count(13)
     expect(page.get_by_test_id("match-panel")).to_contain_text("Hand 2 of 2")

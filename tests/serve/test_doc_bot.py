@@ -151,7 +151,7 @@ def test_the_example_exchange_is_a_real_hand_in_todays_shapes():
     state = GongzhuState(load_deals()[over["deal_number"]], leader=welcome["first_leader"])
     assert welcome["hand"] == card_codes(sorted(c for c in range(52)
                                                 if state.hands[welcome["seat"]] >> c & 1))
-    for side, msg in lines[4:]:
+    for _side, msg in lines[4:]:
         if msg["type"] == "your_turn":
             assert state.current_player == welcome["seat"]
             assert (msg["ply"], msg["legal"]) == (state.num_played + 1,

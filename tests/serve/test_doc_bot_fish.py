@@ -219,7 +219,7 @@ def test_the_fish_example_is_a_real_game_in_todays_shapes():
                           [[card_id(c, n) for c in hand] for hand in create["deal"]],
                           first_player=create["first"])
     assert welcome["hand"] == [card_code(c) for c in state.hand(welcome["seat"])]
-    for side, msg in lines[4:gap[0]]:
+    for _side, msg in lines[4:gap[0]]:
         if msg["type"] == "fish_turn":
             assert state.current_player == welcome["seat"]
             assert (msg["move"], msg["asks"]) == (

@@ -6,8 +6,8 @@ trajectories, checks them, and leaves per-set constraints on the free cards."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 from scrofazero.games.fish.cards import card_code, hand_size, num_sets, set_cards, set_of
 from scrofazero.games.fish.events import Ask, Call, Event
@@ -19,7 +19,7 @@ class Impossible(Exception):
     """No initial deal is consistent with the events: `reason` says why, `index` names the
     event (None when only the count as a whole shows it)."""
 
-    def __init__(self, reason: str, index: Optional[int] = None, event: Optional[Event] = None):
+    def __init__(self, reason: str, index: int | None = None, event: Event | None = None):
         where = "" if index is None else f"event #{index} ({describe(event)}): "
         super().__init__(where + reason)
         self.reason, self.index = reason, index
@@ -39,7 +39,7 @@ class SetEvidence:
 
     atleast: set = field(default_factory=set)
     not_named: list = field(default_factory=list)
-    exact: Optional[tuple[int, ...]] = None
+    exact: tuple[int, ...] | None = None
     soft: list = field(default_factory=list)
     likely: list = field(default_factory=list)
 
@@ -106,7 +106,7 @@ class AskRules:
     held_allowed: bool = False
     needs_other: bool = True
     evidence: bool = True
-    model: Optional[AskModel] = None
+    model: AskModel | None = None
 
 
 def compile_evidence(num_players: int, observer: int, hand: Sequence[int], events: Sequence[Event],

@@ -5,8 +5,8 @@ positions (a dozen unknown cards); the tests compare the fast tracker with it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import factorial
-from typing import Sequence
 
 import numpy as np
 

@@ -7,8 +7,8 @@ check is belief_reference.enumerate_consistent_deals (re-exported here)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -95,7 +95,7 @@ class BeliefTracker:
             for event in events:  # find and name the culprit
                 self.update(event)
 
-    def clone(self) -> "BeliefTracker":
+    def clone(self) -> BeliefTracker:
         """An independent tracker in the same state (sharing only the immutable table cache)."""
         other = BeliefTracker.__new__(BeliefTracker)
         other.__dict__.update(self.__dict__)
@@ -155,7 +155,7 @@ class BeliefTracker:
                 current[:, card] = initial[:, card]  # a free card never moved
         return _Solution(initial, current, math.log(total) + log_const, ev)
 
-    def _items(self, ev: Evidence, layout: "_Layout"):
+    def _items(self, ev: Evidence, layout: _Layout):
         """Splits the free cards into set tables, single cards with restricted seats and the pool
         of cards with no constraint at all; also the log of the constant factors (soft factors of
         known hands, table scales)."""

@@ -12,7 +12,7 @@ games to check the imitation).
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ DEFAULT_HABITS = (4.52, -0.18, 0.40, -0.83, 1.31, 1.80, 2.52)
 
 
 def ask_features(asks: Sequence[tuple[int, int]], probs: np.ndarray, hand,
-                 asked_sets: Sequence[set], last_ask: Optional[tuple[int, int]]) -> np.ndarray:
+                 asked_sets: Sequence[set], last_ask: tuple[int, int] | None) -> np.ndarray:
     """[len(asks), len(HABIT_FEATURES)] features of the candidate asks (target, card) of one
     asker: probs [P, C] its exact belief, hand its cards, asked_sets[seat] the sets seat has
     asked in (public), last_ask (target, set) of its ask just before, if the turn went on."""
@@ -85,7 +85,7 @@ class ImitationPlayer(LogicPlayer):
         super().reset(num_players, seat, hand, ask_held_allowed, ask_needs_other)
         self.weights = self.base * np.exp(self.rng.normal(0.0, self.jitter, self.base.shape))
         self.asked_sets = [set() for _ in range(num_players)]
-        self.last: Optional[Event] = None
+        self.last: Event | None = None
 
     def observe(self, event: Event) -> None:
         super().observe(event)
@@ -93,11 +93,11 @@ class ImitationPlayer(LogicPlayer):
             self.asked_sets[event.asker].add(set_of(event.card))
         self.last = event
 
-    def call_now(self, view: FishView) -> Optional[CallMove]:
+    def call_now(self, view: FishView) -> CallMove | None:
         probs = self.tracker.probabilities()
         return self.certain_call(view, probs) or self._team_call(view, probs)
 
-    def _team_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+    def _team_call(self, view: FishView, probs: np.ndarray) -> CallMove | None:
         """The likeliest allocation of the first set its team certainly holds whole (the humans
         call such sets at once, allocation known or not)."""
         team = list(teammates(self.seat, self.num_players))

@@ -8,7 +8,6 @@ runner (fish/match.py) owns the engine; players never touch it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -54,7 +53,7 @@ class RandomPlayer:
     def observe(self, event: Event) -> None:
         pass
 
-    def call_now(self, view: FishView) -> Optional[CallMove]:
+    def call_now(self, view: FishView) -> CallMove | None:
         return None
 
     def belief(self) -> None:
@@ -107,10 +106,10 @@ class LogicPlayer:
     def belief(self) -> np.ndarray:
         return self.tracker.probabilities()
 
-    def call_now(self, view: FishView) -> Optional[CallMove]:
+    def call_now(self, view: FishView) -> CallMove | None:
         return self.certain_call(view, self.tracker.probabilities())
 
-    def certain_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+    def certain_call(self, view: FishView, probs: np.ndarray) -> CallMove | None:
         """A call of the first set whose every card is certainly with this team. probs [P, C]."""
         for set_id in view.uncalled_sets:
             cards = list(set_cards(set_id))
@@ -125,7 +124,7 @@ class LogicPlayer:
         call = self.first_call(view, probs)
         return call if call is not None else self.choose_ask(view, probs)
 
-    def first_call(self, view: FishView, probs: np.ndarray) -> Optional[CallMove]:
+    def first_call(self, view: FishView, probs: np.ndarray) -> CallMove | None:
         """What comes before any ask: a set certainly with the team is called; when the seat
         must call (or has no legal ask), the likeliest allocation; else None."""
         certain = self.certain_call(view, probs)

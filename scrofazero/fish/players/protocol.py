@@ -4,7 +4,7 @@ counts, its legal asks) and the public events it is told about; it never touches
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -26,8 +26,8 @@ class FishPlayer(Protocol):
 
     def observe(self, event: Event) -> None: ...
 
-    def call_now(self, view: FishView) -> Optional[CallMove]: ...
+    def call_now(self, view: FishView) -> CallMove | None: ...
 
     def act(self, view: FishView) -> Move: ...
 
-    def belief(self) -> Optional[np.ndarray]: ...
+    def belief(self) -> np.ndarray | None: ...

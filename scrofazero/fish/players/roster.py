@@ -12,8 +12,8 @@ players/protocol.FishPlayer, and its settings) and one line in FISH_PLAYERS.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from scrofazero.fish.players.learned import LearnedPlayer, LearnedSettings
 from scrofazero.fish.players.logic import LogicPlayer, LogicSettings, RandomPlayer, RandomSettings

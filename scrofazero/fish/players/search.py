@@ -34,7 +34,6 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -115,7 +114,7 @@ class SearchPlayer:
             elif event.asker == self.seat:
                 self.failed[(event.target, event.card)] = index
 
-    def call_now(self, view: FishView) -> Optional[CallMove]:
+    def call_now(self, view: FishView) -> CallMove | None:
         return self.logic.call_now(view)
 
     def _repeats(self, target: int, card: int) -> bool:

@@ -10,7 +10,7 @@ the other recordings, then scores each recording with the weights fitted without
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 from scrofazero.fish.belief.evidence import AskModel
 from scrofazero.fish.prediction.metric import RecordedGame, evaluate_game, summarize
@@ -63,15 +63,15 @@ def ask_statistics(games: Sequence[RecordedGame]) -> dict:
     return {"per_file": per_file, "total": total}
 
 
-def grid_models(grid: Optional[dict] = None) -> list[AskModel]:
+def grid_models(grid: dict | None = None) -> list[AskModel]:
     grid = GRID if grid is None else grid
     return [AskModel(o, lk, tg) for o, lk, tg in itertools.product(grid["other"], grid["lacks"],
                                                                      grid["target"])]
 
 
 def fit_leave_one_out(games: Sequence[RecordedGame], models: Sequence[AskModel],
-                      stride: int = 4, observers: Optional[Sequence[int]] = (0, 3, 5),
-                      progress: Optional[Callable[[], None]] = None) -> dict:
+                      stride: int = 4, observers: Sequence[int] | None = (0, 3, 5),
+                      progress: Callable[[], None] | None = None) -> dict:
     """For each recording, the model of `models` with the least log-loss of the true holder on
     the other recordings (scored on every stride-th position for the given observers, to keep
     the grid affordable), then every recording scored in full (every position, every seat) with

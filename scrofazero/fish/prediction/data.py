@@ -16,9 +16,9 @@ the player kinds.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -110,7 +110,7 @@ def to_recorded_game(arrays: GameArrays) -> RecordedGame:
                             ask_needs_other=params.ask_needs_other)
 
 
-def tracker_sequences(game: RecordedGame, observers: Optional[Sequence[int]] = None,
+def tracker_sequences(game: RecordedGame, observers: Sequence[int] | None = None,
                       dtype=np.float32) -> tuple[np.ndarray, int]:
     """([len(observers), T, P, C] exact beliefs before each event t < T = len(events), the
     number of events a tracker rejected) as metric.evaluate_game sees them: a tracker
@@ -132,7 +132,7 @@ def tracker_sequences(game: RecordedGame, observers: Optional[Sequence[int]] = N
     return out, rejected
 
 
-def game_arrays(game: RecordedGame, probs: Optional[np.ndarray] = None,
+def game_arrays(game: RecordedGame, probs: np.ndarray | None = None,
                 dtype=np.float32) -> GameArrays:
     """The arrays of a finished game (a recording, say), running the trackers when `probs` (all
     observers) is not given; float64 beliefs keep prediction/metric.py's certainty test exact."""
@@ -147,7 +147,7 @@ def game_arrays(game: RecordedGame, probs: Optional[np.ndarray] = None,
 
 
 def simulate_game(num_players: int, kinds: Sequence[str], seed: int, max_moves: int = 300,
-                  jitter: float = 0.25, max_events: Optional[int] = None) -> GameArrays:
+                  jitter: float = 0.25, max_events: int | None = None) -> GameArrays:
     """One engine game under the recording rules (fish.transcripts.recording_params) with
     kinds[seat] playing each seat, a seeded deal and first player; every seat's exact belief is
     recorded before every event. Past max_moves the player to move must call; with max_events,
@@ -232,7 +232,7 @@ def load_shard(path) -> list[GameArrays]:
                 for i, (a, b) in enumerate(zip(starts, ends))]
 
 
-def load_dataset(folder, limit: Optional[int] = None) -> Dataset:
+def load_dataset(folder, limit: int | None = None) -> Dataset:
     """Every shard (*.npz) in `folder`, sorted by name; at most `limit` games."""
     games = []
     for path in sorted(Path(folder).glob("*.npz")):
@@ -243,9 +243,9 @@ def load_dataset(folder, limit: Optional[int] = None) -> Dataset:
 
 
 def generate_dataset(folder, games: int, table_sizes: Sequence[int] = (6, 8), seed: int = 0,
-                     mix: Optional[dict] = None, shard_size: int = 20, max_moves: int = 300,
+                     mix: dict | None = None, shard_size: int = 20, max_moves: int = 300,
                      jitter: float = 0.25,
-                     progress: Optional[Callable[[str], None]] = None) -> Path:
+                     progress: Callable[[str], None] | None = None) -> Path:
     """`games` simulated games per table size into `folder`/size{P}_{k}.npz shards (shards
     already there are kept, so an interrupted run resumes). Game i of size P uses seed
     seed * 1_000_003 + P * 100_003 + i and draws each seat's kind from `mix` (default

@@ -6,7 +6,8 @@ imitation."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import contextlib
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -29,7 +30,7 @@ def _recording_candidates(holders: Sequence[int], asker: int, num_players: int):
 
 
 def measure_habits(games: Sequence, iterations: int = 200,
-                   kinds: Optional[set] = None) -> dict:
+                   kinds: set | None = None) -> dict:
     """The asking habits in `games` (RecordedGames, e.g. the recordings, whose askers' beliefs
     are computed here, or GameArrays of simulated games, whose recorded beliefs are used), from
     each asker's true hand and exact belief before its ask: rates (hit, held card, held card
@@ -52,7 +53,7 @@ def measure_habits(games: Sequence, iterations: int = 200,
             BeliefTracker(n, s, game.hands[s], ask_held_allowed=game.ask_held_allowed,
                           ask_needs_other=game.ask_needs_other) for s in range(n)]
         asked_sets = [set() for _ in range(n)]
-        prev: Optional[Event] = None
+        prev: Event | None = None
         for t, event in enumerate(game.events):
             counted = kinds is None or (bool(seat_kinds) and isinstance(event, Ask)
                                         and seat_kinds[event.asker] in kinds)
@@ -83,10 +84,9 @@ def measure_habits(games: Sequence, iterations: int = 200,
             if isinstance(event, Ask):
                 asked_sets[event.asker].add(set_of(event.card))
             for tracker in trackers:
-                try:
+                # a slip this seat's tracker cannot place: its belief stays as it was
+                with contextlib.suppress(ValueError):
                     tracker.update(event)
-                except ValueError:
-                    pass  # a slip this seat's tracker cannot place: its belief stays as it was
             prev = event
     weights, loglik, null = fit_choice_model(feats, chosen, iterations)
     asks = rates["asks"]

@@ -7,9 +7,9 @@ seat (ties: lowest seat), scored against the true holder at that moment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -102,8 +102,8 @@ def predict_holders(probs: np.ndarray, observer: int, cards: Iterable[int]) -> d
     return out
 
 
-def evaluate_game(game: RecordedGame, soft: float = 0.0, observers: Optional[Sequence[int]] = None,
-                  baseline: bool = False, model: Optional[AskModel] = None,
+def evaluate_game(game: RecordedGame, soft: float = 0.0, observers: Sequence[int] | None = None,
+                  baseline: bool = False, model: AskModel | None = None,
                   stride: int = 1) -> dict:
     """{"accuracy", "predictions", "correct", "rejected", ...} over the game's observers
     (default: all seats); an accuracy is None when there was nothing to score (a game without
@@ -166,15 +166,15 @@ def _feed(tracker: BeliefTracker, events) -> int:
     return rejected
 
 
-def _ratio(hits: int, total: int) -> Optional[float]:
+def _ratio(hits: int, total: int) -> float | None:
     """hits / total, or None when nothing was scored: JSON null, where NaN would be invalid
     JSON and 0.0 a false score."""
     return hits / total if total else None
 
 
 def evaluate_predictions(games: Sequence[RecordedGame], soft: float = 0.0,
-                         observers: Optional[Sequence[int]] = None, baseline: bool = False,
-                         model: Optional[AskModel] = None, stride: int = 1) -> dict:
+                         observers: Sequence[int] | None = None, baseline: bool = False,
+                         model: AskModel | None = None, stride: int = 1) -> dict:
     """Accuracy over all games: {"accuracy", "predictions", "correct", "per_file": {name:
     evaluate_game(...)}}; accuracy None when no game had a prediction. baseline=True: plain
     counting (own hand, transfers, calls and hand counts; no ask evidence), the floor the logic

@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Optional
 
 import torch
 from torch import nn
@@ -280,7 +279,7 @@ class PredictorNet(nn.Module):
     def forward(self, probs: torch.Tensor, events: torch.Tensor):
         return masked_output(self.delta(probs, events), probs)
 
-    def zero_head(self) -> "PredictorNet":
+    def zero_head(self) -> PredictorNet:
         """Zeroes the last layer: the model then predicts exactly the tracker's marginals."""
         nn.init.zeros_(self.head[-1].weight)
         nn.init.zeros_(self.head[-1].bias)
@@ -291,7 +290,7 @@ def num_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def save_predictor(path, model: PredictorNet, meta: Optional[dict] = None) -> Path:
+def save_predictor(path, model: PredictorNet, meta: dict | None = None) -> Path:
     """A small checkpoint: the config, the weights (float32) and free-form training notes."""
     payload = {"format": CHECKPOINT_FORMAT, "config": asdict(model.cfg),
                "state": {k: v.detach().clone() for k, v in model.state_dict().items()},

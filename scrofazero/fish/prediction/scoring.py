@@ -4,8 +4,8 @@ accuracy on uncertain cards, the seed's metric, log-loss and calibration."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 from torch import nn
@@ -64,7 +64,7 @@ class _Tally:
         np.add.at(self.bin_conf, b, conf)
         np.add.at(self.bin_hit, b, hit[strict])
 
-    def result(self, rejected: Optional[int] = None) -> dict:
+    def result(self, rejected: int | None = None) -> dict:
         r = lambda a, b: a / b if b else None  # noqa: E731
         out = {"accuracy": r(self.correct, self.n), "predictions": self.n,
                "correct": self.correct, "accuracy_incl_certain": r(self.wide_correct, self.wide),
@@ -91,7 +91,7 @@ class _Tally:
                          "confidence": conf, "accuracy": acc})
         return {"ece": ece, "bins": rows}
 
-    def merge(self, other: "_Tally") -> None:
+    def merge(self, other: _Tally) -> None:
         for name in ("n", "correct", "wide", "wide_correct", "loss", "zero_truth"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.bin_n += other.bin_n
@@ -137,8 +137,8 @@ def evaluate_arrays(model: PredictorNet, games: Sequence[GameArrays]) -> dict:
     return out
 
 
-def evaluate_predictor(model_path, games: Optional[Sequence[RecordedGame]] = None,
-                       cache: Optional[str] = None) -> dict:
+def evaluate_predictor(model_path, games: Sequence[RecordedGame] | None = None,
+                       cache: str | None = None) -> dict:
     """The saved model (a path, or a PredictorNet) on recorded games (default: the six shipped
     human recordings) beside the exact tracker on the same positions (evaluate_arrays). cache:
     an .npz path where the trackers' beliefs are kept between runs (they cost about a
@@ -151,7 +151,7 @@ def evaluate_predictor(model_path, games: Optional[Sequence[RecordedGame]] = Non
     return result
 
 
-def recording_arrays(games: Sequence[RecordedGame], cache: Optional[str] = None
+def recording_arrays(games: Sequence[RecordedGame], cache: str | None = None
                      ) -> list[GameArrays]:
     """game_arrays of every game (float64 beliefs), from `cache` when it holds the same games."""
     key = [f"{g.name}:{len(g.events)}:{hash((g.hands, g.events))}" for g in games]

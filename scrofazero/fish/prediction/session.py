@@ -4,7 +4,7 @@ at a time (`HandPredictor`) and the game so far at once (`predict`)."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -45,8 +45,8 @@ class HandPredictor:
     probabilities() call after an update reruns the model over the whole history (cheap)."""
 
     def __init__(self, model: PredictorNet, num_players: int, observer: int, hand: Sequence[int],
-                 *, ask_held_allowed: Optional[bool] = None,
-                 ask_needs_other: Optional[bool] = None):
+                 *, ask_held_allowed: bool | None = None,
+                 ask_needs_other: bool | None = None):
         cfg = model.cfg
         self.model, self.num_players, self.observer = model, num_players, observer
         self.tracker = BeliefTracker(
@@ -55,7 +55,7 @@ class HandPredictor:
             ask_needs_other=cfg.ask_needs_other if ask_needs_other is None else ask_needs_other)
         self.events: list[Event] = []
         self._probs = [self.tracker.probabilities()]  # before each step
-        self._cache: Optional[np.ndarray] = None
+        self._cache: np.ndarray | None = None
 
     def update(self, event: Event) -> None:
         """Adds a public event (ValueError, state unchanged, if the tracker finds it

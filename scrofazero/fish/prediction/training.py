@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Callable, Optional, Sequence
+from typing import Annotated
 
 import numpy as np
 import torch
@@ -67,7 +68,7 @@ class PredictorTraining:
     table_sizes: TableSizes = field(default_factory=lambda: [6, 8])  # table sizes trained on
     # player kinds of the simulated games and their shares
     mix: dict[str, Fraction] = field(default_factory=lambda: dict(DEFAULT_MIX))
-    limit_games: Optional[Count] = None  # read at most this many training games
+    limit_games: Count | None = None  # read at most this many training games
     # the network (model.core=gru|lstm|transformer|none)
     model: PredictorConfig = field(default_factory=PredictorConfig)
     steps: Count = 300  # Adam steps of `batch` sequences
@@ -79,7 +80,7 @@ class PredictorTraining:
     augment: bool = True  # a random team-keeping relabelling per sequence
     seed: Seed = 0  # seeds the simulated games, the initial weights and the minibatches
     threads: at_most(256) = 1  # torch threads
-    log: Optional[str] = None  # a JSON file for the log and the training notes
+    log: str | None = None  # a JSON file for the log and the training notes
 
     def validation_every(self) -> int:
         return self.eval_every or max(1, self.steps // 6)
@@ -118,7 +119,7 @@ def evaluate_loss(model: PredictorNet, seqs: Sequence[ObserverSequence], batch: 
 
 def train_on(model: PredictorNet, games: Sequence[GameArrays], cfg: PredictorTraining,
              val: Sequence[ObserverSequence] = (),
-             log: Optional[Callable[[str], None]] = None) -> dict:
+             log: Callable[[str], None] | None = None) -> dict:
     """Trains `model` in place on `games`; returns the history (and leaves the best weights by
     validation loss in the model when `val` is given)."""
     rng = np.random.default_rng(cfg.seed)
@@ -186,7 +187,7 @@ def train_on(model: PredictorNet, games: Sequence[GameArrays], cfg: PredictorTra
 
 
 def train_predictor(cfg: PredictorTraining, out,
-                    progress: Optional[Callable[[str], None]] = print) -> Path:
+                    progress: Callable[[str], None] | None = print) -> Path:
     """Trains the predictor as `cfg` says; generates the simulated data first where cfg.data's
     train/ or val/ is empty. Saves the model (config and training notes inside) to `out` and
     returns that path."""

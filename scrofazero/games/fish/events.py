@@ -7,7 +7,6 @@ tracker never needs the engine or the hidden deal. Seats are ints, cards are ids
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Call:
     set_id: int
     assignment: tuple[tuple[int, int], ...]
     correct: bool
-    removed: Optional[tuple[int, ...]] = None
+    removed: tuple[int, ...] | None = None
 
 
-Event = Union[Ask, Call]
+Event = Ask | Call

@@ -6,8 +6,8 @@ published rules are silent, the choices are listed in FishState's docstring.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class IllegalMove(ValueError):
         self.rule = rule
 
 
-Assignment = Union[Mapping[int, int], Iterable[Sequence[int]]]
+Assignment = Mapping[int, int] | Iterable[Sequence[int]]
 
 
 def _normalise_assignment(assignment: Assignment) -> list[tuple[int, int]]:
@@ -83,7 +83,7 @@ class CallMove:
     assignment: tuple[tuple[int, int], ...]  # (card, seat) for the set's 6 cards
 
 
-Move = Union[AskMove, CallMove]
+Move = AskMove | CallMove
 
 
 @dataclass(frozen=True)
@@ -138,12 +138,12 @@ class FishState:
 
     @classmethod
     def new(cls, params: Params, hands: Sequence[Iterable[int]],
-            first_player: int = 0) -> "FishState":
+            first_player: int = 0) -> FishState:
         """hands[seat] = card ids dealt to that seat; checked to be a full deal."""
         return cls(params, hands, first_player)
 
     @classmethod
-    def deal(cls, params: Params, seed_or_rng=None, first_player: int = 0) -> "FishState":
+    def deal(cls, params: Params, seed_or_rng=None, first_player: int = 0) -> FishState:
         """A shuffled deal from an int seed or a numpy Generator (same seed, same deal)."""
         rng = seed_or_rng
         if not isinstance(rng, np.random.Generator):
@@ -374,7 +374,7 @@ class FishState:
                         hand_counts=self.hand_counts, uncalled_sets=tuple(self.uncalled_sets()),
                         legal_asks=asks, must_call=to_move and (force_call or self.must_call))
 
-    def clone(self) -> "FishState":
+    def clone(self) -> FishState:
         other = FishState.__new__(FishState)
         other.params, other.initial_hands = self.params, self.initial_hands
         other.first_player = self.first_player

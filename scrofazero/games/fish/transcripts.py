@@ -11,7 +11,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
 
 from scrofazero.games.fish.cards import (
     card_code,
@@ -49,7 +48,7 @@ def recording_params(num_players: int) -> Params:
 class TranscriptIssue:
     """A slip found in a transcript and what tolerant mode did about it."""
 
-    path: Optional[str]
+    path: str | None
     line: int
     reason: str
     action: str
@@ -62,7 +61,7 @@ class TranscriptError(ValueError):
     """A slip that strict mode (or an unusable deal in any mode) refuses; formats as
     `file:line: reason`."""
 
-    def __init__(self, path: Optional[str], line: int, reason: str):
+    def __init__(self, path: str | None, line: int, reason: str):
         super().__init__(f"{path or '<text>'}:{line}: {reason}")
         self.path, self.line, self.reason = path, line, reason
 
@@ -78,14 +77,14 @@ class Transcript:
     hands: tuple[tuple[int, ...], ...]
     events: list[Event]
     lines: list[int]
-    final_score: Optional[tuple[int, int]]
-    path: Optional[str] = None
-    score_line: Optional[int] = None
+    final_score: tuple[int, int] | None
+    path: str | None = None
+    score_line: int | None = None
     issues: list[TranscriptIssue] = field(default_factory=list)
 
     @classmethod
     def from_state(cls, state: FishState,
-                   players: Optional[tuple[str, ...]] = None) -> "Transcript":
+                   players: tuple[str, ...] | None = None) -> Transcript:
         """The transcript of an engine game (players default to P0, P1, ...)."""
         n = state.num_players
         players = tuple(players) if players is not None else tuple(f"P{s}" for s in range(n))
@@ -100,7 +99,7 @@ class Transcript:
 class _Reporter:
     """Raises on a slip in strict mode; records it as a TranscriptIssue in tolerant mode."""
 
-    def __init__(self, path: Optional[str], tolerant: bool, issues: list[TranscriptIssue]):
+    def __init__(self, path: str | None, tolerant: bool, issues: list[TranscriptIssue]):
         self.path, self.tolerant, self.issues = path, tolerant, issues
 
     def slip(self, line: int, reason: str, action: str) -> None:
@@ -118,8 +117,8 @@ class _Skip(Exception):
 
 # ---- parsing
 
-def parse_transcript(source: Union[str, os.PathLike], *, tolerant: bool = False,
-                     path: Optional[str] = None) -> Transcript:
+def parse_transcript(source: str | os.PathLike, *, tolerant: bool = False,
+                     path: str | None = None) -> Transcript:
     """Parse a transcript from a file path or from its text (a str holding a newline or ':{').
     Strict: TranscriptError on the first slip. Tolerant: slips go to `transcript.issues` (a
     deal without 6 or 8 distinct players still raises, as nothing can be read without it). A UTF-8
@@ -277,7 +276,7 @@ def _card(number: int, code: str, n: int, report: _Reporter) -> int:
         raise _Skip from None
 
 
-def _flag(number: int, token: Optional[str], report: _Reporter) -> bool:
+def _flag(number: int, token: str | None, report: _Reporter) -> bool:
     if token in ("0", "1"):
         return token == "1"
     what = "missing" if token is None else f"{token!r}"
@@ -335,7 +334,7 @@ class ReplayResult:
     issues: list[TranscriptIssue]
 
 
-def replay(transcript: Transcript, params: Optional[Params] = None, *,
+def replay(transcript: Transcript, params: Params | None = None, *,
            tolerant: bool = False) -> ReplayResult:
     """Replay every event through FishState (params default to the standard rules with calls
     at any time; the recordings need recording_params), checking it against the rules and its
@@ -368,7 +367,7 @@ def replay(transcript: Transcript, params: Optional[Params] = None, *,
 
 
 def _apply(state: FishState, event: Event, line: int, players,
-           report: _Reporter) -> Optional[FishState]:
+           report: _Reporter) -> FishState | None:
     """The state after `event` (a new object if the turn had to be moved), or None when
     tolerant mode skips it."""
     trial, moved = state, False

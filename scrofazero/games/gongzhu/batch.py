@@ -10,8 +10,8 @@ Checked against rules.GongzhuState in tests.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class StateBatch:
     def __len__(self) -> int:
         return len(self.leader)
 
-    def take(self, idx) -> "StateBatch":
+    def take(self, idx) -> StateBatch:
         """Rows `idx` (an index array or boolean mask) as a new batch."""
         return StateBatch(
             self.hands[idx], self.piles[idx], self.trick[idx],
@@ -52,11 +52,11 @@ class StateBatch:
         )
 
     @staticmethod
-    def concat(batches: Sequence["StateBatch"]) -> "StateBatch":
+    def concat(batches: Sequence[StateBatch]) -> StateBatch:
         return StateBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in _FIELDS))
 
     @staticmethod
-    def from_states(states: Sequence[GongzhuState]) -> "StateBatch":
+    def from_states(states: Sequence[GongzhuState]) -> StateBatch:
         """Stack single-game states (any plies) into a batch."""
         trick = np.full((len(states), 4), -1, dtype=np.int8)
         for i, s in enumerate(states):
@@ -72,7 +72,7 @@ class StateBatch:
 
 
     @staticmethod
-    def from_view(view, hands) -> "StateBatch":
+    def from_view(view, hands) -> StateBatch:
         """The states of `view` completed by each row of `hands` [D, 4] (uint64 52-bit masks of
         the current hands of sampled deals, e.g. sampling.uniform.owners_to_hands): batched and
         unchecked counterpart of GongzhuState.from_view (tests check they agree)."""

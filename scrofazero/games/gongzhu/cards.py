@@ -9,7 +9,7 @@ piles are stored and scored. Nothing here knows about players, search or torch.
 from __future__ import annotations
 
 import operator
-from typing import Iterable
+from collections.abc import Iterable
 
 SUITS = "SHDC"
 RANK_NAMES = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from scrofazero.games.gongzhu.cards import NUM_CARDS, card_code, card_index
 from scrofazero.games.gongzhu.deals import DealError, format_deal, parse_deal_line

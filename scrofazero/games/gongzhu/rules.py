@@ -9,8 +9,8 @@ information (own hand, public history, shown voids): what agents receive. The ba
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -148,7 +148,7 @@ class GongzhuState:
         self._start(hands_of(deal), leader)
 
     @classmethod
-    def from_hands(cls, hands: Sequence[int], leader: int = 0) -> "GongzhuState":
+    def from_hands(cls, hands: Sequence[int], leader: int = 0) -> GongzhuState:
         """A new game from four disjoint 13-card hands given as 52-bit masks."""
         union = 0
         for seat, hand in enumerate(hands):
@@ -266,7 +266,7 @@ class GongzhuState:
 
     apply_action = apply
 
-    def clone(self) -> "GongzhuState":
+    def clone(self) -> GongzhuState:
         other = GongzhuState.__new__(GongzhuState)
         other.hands = self.hands.copy()
         other.first_leader = self.first_leader
@@ -279,7 +279,7 @@ class GongzhuState:
         return other
 
     @classmethod
-    def from_view(cls, view: InfoView, hands: Sequence[int]) -> "GongzhuState":
+    def from_view(cls, view: InfoView, hands: Sequence[int]) -> GongzhuState:
         """A full-information state matching `view` whose current hands are `hands` (52-bit
         masks; the viewer's own must equal view.hand). Used to search sampled deals."""
         if hands[view.seat] != view.hand:

@@ -12,7 +12,7 @@ Once all 16 are captured (always true at the end) the final rule applies.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

@@ -10,8 +10,8 @@ seat gets 1 if all succeeded, else 0. Nothing here knows about agents, torch or 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -156,7 +156,7 @@ class TinyCrewState:
         self.leader = winner
         self.trick = []
 
-    def clone(self) -> "TinyCrewState":
+    def clone(self) -> TinyCrewState:
         other = TinyCrewState.__new__(TinyCrewState)
         other.params, other.owners = self.params, self.owners
         other.hands = list(self.hands)

@@ -11,7 +11,7 @@ out (serve/http_schema.py).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
@@ -41,7 +41,7 @@ class StoredGame(Answer):
     table: str
     status: Literal[STATUSES]
     created_at: Time
-    finished_at: Optional[Time] = Field(description="when it ended; null while in play")
+    finished_at: Time | None = Field(description="when it ended; null while in play")
 
 
 class TableCreatedAnswer(Answer):

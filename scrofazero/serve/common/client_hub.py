@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from functools import partial
-from typing import Callable
 
 import numpy as np
 

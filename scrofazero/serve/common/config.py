@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
 
 from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Seed, at_most, one_of
 
@@ -33,7 +32,7 @@ class PlayConfig:
     checkpoint: str = "models/scrofazero.pt"  # network of the ScrofaZero seats
     fish_checkpoint: str = "models/fish_learned.pt"
     # ^ scorer of the Fish `learned` seats (not loadable: those seats are not offered)
-    bots: List[str] = field(default_factory=lambda: ["scrofazero", "scrofazero", "scrofazero"])
+    bots: list[str] = field(default_factory=lambda: ["scrofazero", "scrofazero", "scrofazero"])
     # ^ the page's default for the three other seats: open or a registered player's name
     move_deadline_s: Positive = 120.0  # time for a move; then the lowest legal card is played
     reconnect_grace_s: NonNegative = 60.0
@@ -47,12 +46,12 @@ class PlayConfig:
     #   open seat, so a person reads each move (0: none; tables of bots only never wait)
     bot_threads: Count = 2  # threads our bots think in
     torch_threads: NonNegativeInt = 1  # torch threads per bot decision (0: torch's default)
-    seed: Optional[Seed] = None  # seeds random deals and bots (None: fresh each start)
+    seed: Seed | None = None  # seeds random deals and bots (None: fresh each start)
     log_level: one_of(*LOG_LEVELS) = "warning"  # uvicorn's log level
-    allowed_hosts: List[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
     # ^ Host names served besides 127.0.0.1, localhost and `host` (needed with host=0.0.0.0;
     #   *.example.com: its subdomains; *: any). Other Host headers get 400 (DNS rebinding).
-    allowed_origins: List[str] = field(default_factory=list)
+    allowed_origins: list[str] = field(default_factory=list)
     # ^ pages that may use the server besides http://NAME:PORT of the allowed hosts, e.g.
     #   https://games.example.com behind a proxy (*: any); other pages' Origin gets 403
     request_timeout_s: Positive = 10.0  # a connection must send a whole request within this

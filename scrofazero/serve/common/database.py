@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Column, Integer, MetaData, Table, select, text

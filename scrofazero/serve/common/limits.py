@@ -26,7 +26,7 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import anyio
 

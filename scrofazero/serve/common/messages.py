@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Callable, Literal, Optional, Union
+from collections.abc import Callable
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -54,15 +55,15 @@ class Message(BaseModel):
     type: str
 
 
-RequestId = Union[Annotated[StrictStr, StringConstraints(max_length=MAX_ID_CHARS)],
-                  Annotated[StrictInt, Field(ge=-MAX_ID_INT, le=MAX_ID_INT)]]
+RequestId = (Annotated[StrictStr, StringConstraints(max_length=MAX_ID_CHARS)]
+             | Annotated[StrictInt, Field(ge=-MAX_ID_INT, le=MAX_ID_INT)])
 ANSWER_FIELDS = ("in_reply_to", "id")  # what only the answer to a client message carries
 
 
 class ClientMessage(Message):
     # unknown fields are ignored: later versions can add fields
     model_config = ConfigDict(extra="ignore", json_schema_extra=_type_required)
-    id: Optional[RequestId] = Field(
+    id: RequestId | None = Field(
         None, description=f"your own tag of the message, an integer or a string of at most "
                           f"{MAX_ID_CHARS} characters: its answer carries it back")
 
@@ -83,10 +84,10 @@ class ServerMessage(Message):
     left out, never null."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_type_required)
-    in_reply_to: Optional[str] = Field(None, json_schema_extra=only_when_set(
+    in_reply_to: str | None = Field(None, json_schema_extra=only_when_set(
         "on the answer to a client message only: that message's type ('invalid': a frame that "
         "is no message of the protocol)"))
-    id: Optional[RequestId] = Field(None, json_schema_extra=only_when_set(
+    id: RequestId | None = Field(None, json_schema_extra=only_when_set(
         "on the answer to a client message that carried an id only: that id"))
 
     @model_serializer(mode="wrap")
@@ -127,7 +128,7 @@ class Join(ClientMessage):
     table: StrictStr = Field(description="a table id")
     seat: StrictInt = Field(description="a seat 0..3")
     token: StrictStr = Field(description="the seat's token")
-    name: Optional[StrictStr] = name_field()
+    name: StrictStr | None = name_field()
 
     _name = field_validator("name")(one_printable_line)
 

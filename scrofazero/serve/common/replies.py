@@ -16,9 +16,9 @@ from inside it is handled inside its own); `stamped(conn, msg)` is what a socket
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
 
 from scrofazero.serve.common.messages import MAX_ID_CHARS, MAX_ID_INT
 from scrofazero.serve.common.protocol import ProtocolError, load_json

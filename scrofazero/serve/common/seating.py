@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Protocol
+from typing import Protocol
 
 from scrofazero.serve.common.messages import OPEN, Seat, ServerMessage
 

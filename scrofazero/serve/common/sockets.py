@@ -10,9 +10,10 @@ one socket (`serve_socket`), a request body read with its size limit, listings a
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import islice
-from typing import Callable, Iterable
 
 from fastapi import Request, WebSocket, WebSocketDisconnect
 from starlette.requests import ClientDisconnect, HTTPConnection
@@ -105,10 +106,9 @@ class SocketClient:
                 return
 
     async def _close_socket(self, reason: str) -> None:
-        try:
+        # closed by the other side, or it reads nothing: nothing more is written to it either way
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self.ws.close(code=4000, reason=reason[:120]), SEND_TIMEOUT_S)
-        except Exception:  # noqa: BLE001  (closed by the other side, or it reads nothing:
-            pass  # nothing more is written to it either way)
 
 
 async def limited_body(request: Request) -> bytes:

@@ -5,7 +5,7 @@ endpoint a bot reads (the export is text, not JSON).
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from pydantic import Field, RootModel
 
@@ -51,7 +51,7 @@ class FishGameSummary(StoredGame):
     num_players: int
     calls: Literal[CALL_MODES]
     first_player: int
-    score: Optional[list[int]] = Field(description="sets of team 0 and team 1; null until over")
+    score: list[int] | None = Field(description="sets of team 0 and team 1; null until over")
     seats: list[StoredSeat]
 
 
@@ -70,9 +70,9 @@ class MoveRecord(Answer):
     seat: int = Field(description="the asker or the caller")
     success: bool = Field(description="an ask's hit, a call's right")
     think_ms: int
-    fallback: Optional[Literal[FALLBACKS]]
+    fallback: Literal[FALLBACKS] | None
     played_at: Time
-    belief: Optional[FishThought] = Field(description="a bot's belief when it moved; null: none")
+    belief: FishThought | None = Field(description="a bot's belief when it moved; null: none")
 
 
 class AskRecord(MoveRecord):
@@ -90,17 +90,17 @@ class CallRecord(MoveRecord):
 class FishGame(FishGameSummary):
     """GET /api/fish/games/ID: a game that is over, with its deal and moves."""
 
-    seed: Optional[int] = Field(description="the deal's seed; null: a chosen deal")
+    seed: int | None = Field(description="the deal's seed; null: a chosen deal")
     deal: list[list[str]] = Field(description="the hands dealt, card codes per seat")
     settings: FishSettings
-    moves: list[Union[AskRecord, CallRecord]]
+    moves: list[AskRecord | CallRecord]
 
 
 class FrameState(Answer):
     hands: list[list[str]] = Field(description="every seat's cards")
     hand_counts: list[int]
     score: list[int]
-    turn: Optional[int] = Field(description="the seat to move; null at the end")
+    turn: int | None = Field(description="the seat to move; null at the end")
 
 
 class FishDealFrame(FrameState):
@@ -126,10 +126,10 @@ class FishReplay(Answer):
     calls: Literal[CALL_MODES]
     first_player: int
     seats: list[StoredSeat]
-    frames: list[Union[FishDealFrame, AskFrame, CallFrame]]
-    score: Optional[list[int]] = Field(description="the engine's final score; null: the game "
+    frames: list[FishDealFrame | AskFrame | CallFrame]
+    score: list[int] | None = Field(description="the engine's final score; null: the game "
                                                    "did not finish")
-    recorded_score: Optional[list[int]]
+    recorded_score: list[int] | None
 
 
 FISH_ANSWERS = {

@@ -14,7 +14,7 @@ current.
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
@@ -75,12 +75,12 @@ class FishCreate(ClientMessage):
         description="6 or 8 seat kinds: open or a Fish bot (GET /api/fish/options lists them)",
         json_schema_extra=lambda schema: schema.update(minItems=6, maxItems=8, items={
             "type": "string", "enum": list(fish_seat_kinds())}))
-    seed: Optional[StrictInt] = Field(None, ge=0, le=MAX_SEED,
+    seed: StrictInt | None = Field(None, ge=0, le=MAX_SEED,
                                       description=f"a deal seed 0..{MAX_SEED} or null")
-    deal: Optional[list[list[StrictStr]]] = Field(
+    deal: list[list[StrictStr]] | None = Field(
         None, description="the hands dealt, one list of card codes per seat, or null")
     first: StrictInt = Field(0, ge=0, le=7, description="the seat that moves first")
-    calls: Optional[Literal[CALL_MODES]] = Field(
+    calls: Literal[CALL_MODES] | None = Field(
         None, description="any_time or own_turn (null: the server's default)")
 
     @field_validator("seats")
@@ -99,7 +99,7 @@ class FishAsk(ClientMessage):
     target: StrictInt = Field(description="the opponent's seat")
     card: StrictStr = Field(pattern=FISH_CARD_PATTERN,
                             description="a Fish card code such as 'H9', 'ST' or '*B'")
-    move: Optional[StrictInt] = Field(None, description="the `move` of the fish_turn answered")
+    move: StrictInt | None = Field(None, description="the `move` of the fish_turn answered")
 
 
 class FishCall(ClientMessage):
@@ -107,7 +107,7 @@ class FishCall(ClientMessage):
     set: StrictInt = Field(description="a set id 0..8")
     holders: dict[StrictStr, StrictInt] = Field(
         description="card code -> seat of your team, for each of the set's 6 cards")
-    move: Optional[StrictInt] = Field(
+    move: StrictInt | None = Field(
         None, description="the number this call gets: the moves made so far + 1 (a stale call "
                           "is refused)")
 
@@ -130,7 +130,7 @@ class FishSetInfo(BaseModel):
     set: int
     name: str = Field(description="e.g. 'low H', 'high S', '8s+jokers'")
     cards: list[str]
-    team: Optional[int] = Field(description="the team that got it; null while uncalled")
+    team: int | None = Field(description="the team that got it; null while uncalled")
 
 
 class FishTableInfo(BaseModel):
@@ -155,9 +155,9 @@ class Asked(ServerMessage):
     target: int
     card: str
     hit: bool = Field(description="the card was handed over")
-    turn: Optional[int] = Field(description="the seat to move now; null at the end")
+    turn: int | None = Field(description="the seat to move now; null at the end")
     hand_counts: list[int]
-    fallback: Optional[Literal[FALLBACKS]]
+    fallback: Literal[FALLBACKS] | None
 
 
 class Called(ServerMessage):
@@ -169,21 +169,21 @@ class Called(ServerMessage):
     right: bool = Field(description="every card was where named")
     team: int = Field(description="the team that got the set")
     removed: list[int] = Field(description="per seat, the cards it gave up")
-    turn: Optional[int]
+    turn: int | None
     hand_counts: list[int]
     score: list[int] = Field(description="sets won by team 0 and team 1")
-    fallback: Optional[Literal[FALLBACKS]]
+    fallback: Literal[FALLBACKS] | None
 
 
 class FishWelcome(ServerMessage, FishTableInfo):
     type: Literal["fish_welcome"] = "fish_welcome"
-    seat: Optional[int] = Field(description="your seat; null for a watcher")
+    seat: int | None = Field(description="your seat; null for a watcher")
     hand: list[str] = Field(description="your cards now (none for a watcher)")
     hand_counts: list[int]
     sets: list[FishSetInfo]
     score: list[int] = Field(description="sets won by team 0 and team 1")
-    history: list[Union[Asked, Called]] = Field(description="every move so far")
-    turn: Optional[int] = Field(description="the seat to move; null before the start and at the "
+    history: list[Asked | Called] = Field(description="every move so far")
+    turn: int | None = Field(description="the seat to move; null before the start and at the "
                                             "end")
     move: int = Field(description="moves made so far")
     move_deadline_s: float
@@ -227,7 +227,7 @@ class FishOver(ServerMessage):
     table: str
     game_id: int
     score: list[int] = Field(description="sets won by team 0 and team 1")
-    winner: Optional[int] = Field(description="the team with more sets; null: a draw")
+    winner: int | None = Field(description="the team with more sets; null: a draw")
     returns: list[int] = Field(description="per seat: +1 won, -1 lost, 0 a draw")
     deal: list[list[str]] = Field(description="the hands dealt (told only now)")
     beliefs: list[FishThought] = Field(description="the bots' beliefs at their moves, in move "
@@ -238,7 +238,7 @@ class FishError(ServerMessage):
     type: Literal["error"] = "error"
     code: Literal[FISH_ERROR_CODES]
     message: str
-    rule: Optional[str] = Field(None, description="the rules engine's id of the broken rule")
+    rule: str | None = Field(None, description="the rules engine's id of the broken rule")
 
 
 FISH_CLIENT_MESSAGES = by_type(FishCreate, FishJoin, FishAsk, FishCall, FishWatch, Ping)

@@ -6,7 +6,7 @@ export is text, not JSON).
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from pydantic import Field, RootModel
 
@@ -59,13 +59,13 @@ class Claimed(Answer):
 class GameSummary(StoredGame):
     """A game as GET /api/games lists it."""
 
-    deal_number: Optional[int] = Field(description="the standard deal played; null: a random "
+    deal_number: int | None = Field(description="the standard deal played; null: a random "
                                                    "deal, or its match is not over")
     leader: int = Field(description="the first leader")
-    scores: Optional[list[int]] = Field(description="the four final pile scores; null until "
+    scores: list[int] | None = Field(description="the four final pile scores; null until "
                                                     "the hand is over")
-    match_id: Optional[int] = Field(description="null: recorded before matches")
-    hand: Optional[int] = Field(description="the hand of its match, from 1")
+    match_id: int | None = Field(description="null: recorded before matches")
+    hand: int | None = Field(description="the hand of its match, from 1")
     seats: list[StoredSeat]
 
 
@@ -87,10 +87,10 @@ class StoredMove(Answer):
     seat: int
     card: str
     think_ms: int
-    fallback: Optional[Literal[FALLBACKS]] = Field(description="null, or why the server "
+    fallback: Literal[FALLBACKS] | None = Field(description="null, or why the server "
                                                                "played it")
     played_at: Time
-    thinking: Optional[Thought] = Field(description="what the bot weighed; null: none kept")
+    thinking: Thought | None = Field(description="what the bot weighed; null: none kept")
 
 
 class Game(GameSummary):
@@ -115,15 +115,15 @@ class MoveFrame(PublicState):
     ply: int = Field(ge=1, le=52)
     seat: int
     card: str
-    fallback: Optional[Literal[FALLBACKS]]
-    thinking: Optional[Thought]
+    fallback: Literal[FALLBACKS] | None
+    thinking: Thought | None
     hands: list[list[str]] = Field(description="every seat's cards left, in card index order")
     leader: int = Field(description="the seat leading the trick in progress; on the frame "
                                     "that completes a trick, its winner (who leads the next)")
     trick: list[tuple[int, str]] = Field(description="the trick in progress as [seat, card]; "
                                                      "on the frame that completes a trick, its "
                                                      "four")
-    winner: Optional[int] = Field(None, json_schema_extra=only_when_set(
+    winner: int | None = Field(None, json_schema_extra=only_when_set(
         "on the frame that completes a trick only: the seat that took it"))
 
 
@@ -134,12 +134,12 @@ class Replay(Answer):
     status: Literal[STATUSES]
     seats: list[StoredSeat]
     leader: int = Field(description="the first leader")
-    frames: list[Union[MoveFrame, DealFrame]]
-    scores: Optional[list[int]] = Field(description="the final pile scores replayed; null: the "
+    frames: list[MoveFrame | DealFrame]
+    scores: list[int] | None = Field(description="the final pile scores replayed; null: the "
                                                     "hand did not finish")
-    recorded_scores: Optional[list[int]]
-    match_id: Optional[int]
-    hand: Optional[int]
+    recorded_scores: list[int] | None
+    match_id: int | None
+    hand: int | None
 
 
 class MatchHead(Answer):
@@ -147,9 +147,9 @@ class MatchHead(Answer):
     table: str
     status: Literal[STATUSES]
     hands: int = Field(description="the most hands it plays")
-    target: Optional[int] = Field(description="the lead that ends it; null: none")
+    target: int | None = Field(description="the lead that ends it; null: none")
     created_at: Time
-    finished_at: Optional[Time]
+    finished_at: Time | None
     totals: list[int] = Field(description="seats 0+2, seats 1+3: team points of its finished "
                                           "hands")
 
@@ -197,12 +197,12 @@ class CardReview(Answer):
     """One legal card of a reviewed move."""
 
     card: str
-    value: Optional[float] = Field(description="the expected final margin of the seat's team "
+    value: float | None = Field(description="the expected final margin of the seat's team "
                                                "if played now; null: not valued (forced)")
-    se: Optional[float] = Field(description="the value's standard error; null: unknown (too "
+    se: float | None = Field(description="the value's standard error; null: unknown (too "
                                             "few distinct deals)")
     loss: float = Field(description="the AI card's value minus this card's")
-    loss_se: Optional[float] = Field(description="the paired standard error of loss; null: "
+    loss_se: float | None = Field(description="the paired standard error of loss; null: "
                                                  "unknown (too few distinct deals), never a "
                                                  "mistake")
     verdict: Literal[VERDICTS]
@@ -220,7 +220,7 @@ class ReviewedMove(Answer):
     forced: bool = Field(description="one legal card")
     verdict: Literal[VERDICTS]
     loss: float
-    loss_se: Optional[float] = Field(description="null: unknown (too few distinct deals)")
+    loss_se: float | None = Field(description="null: unknown (too few distinct deals)")
     given_up: float = Field(description="loss when the verdict is mistake, else 0")
     values: list[CardReview] = Field(description="every legal card, card index order")
 
@@ -249,7 +249,7 @@ class Review(Answer):
     mistakes: int
     total_given_up: float = Field(description="the sum of given_up")
     costliest: list[Costly] = Field(description="at most 3 mistakes, costliest first")
-    result: Optional[HandOutcome] = Field(description="null: the hand did not finish")
+    result: HandOutcome | None = Field(description="null: the hand did not finish")
     explanation: str = Field(description="one plain sentence about the hand's total")
 
 
@@ -262,9 +262,9 @@ class ReviewJob(Answer):
     status: Literal["running", "done", "failed"]
     done: int = Field(description="moves reviewed so far")
     total: int = Field(description="the seat's moves to review")
-    review: Optional[Review] = Field(None, json_schema_extra=only_when_set(
+    review: Review | None = Field(None, json_schema_extra=only_when_set(
         "when status is done only"))
-    error: Optional[str] = Field(None, json_schema_extra=only_when_set(
+    error: str | None = Field(None, json_schema_extra=only_when_set(
         "when status is failed only: why"))
 
 
@@ -283,7 +283,7 @@ class MatchReview(Answer):
     player: str
     status: Literal["running", "done", "failed"]
     hands: list[ReviewJob]
-    summary: Optional[MatchReviewSummary] = Field(description="null until every hand is done")
+    summary: MatchReviewSummary | None = Field(description="null until every hand is done")
 
 
 GONGZHU_ANSWERS = {

@@ -9,7 +9,7 @@ against these models.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -52,7 +52,7 @@ def seat_kinds() -> tuple[str, ...]:
 class Play(ClientMessage):
     type: Literal["play"] = "play"
     card: StrictStr = Field(pattern=CARD_PATTERN, description="a card code such as 'SQ' or 'H10'")
-    ply: Optional[StrictInt] = Field(None, description="the ply number of your_turn")
+    ply: StrictInt | None = Field(None, description="the ply number of your_turn")
 
     @property
     def card_index(self) -> int:
@@ -65,14 +65,14 @@ class Create(ClientMessage):
         description="4 seat kinds: open or a bot (GET /api/options lists them)",
         json_schema_extra=lambda schema: schema.update(minItems=4, maxItems=4, items={
             "type": "string", "enum": list(seat_kinds())}))
-    deal: Optional[StrictInt] = Field(None, description="a standard deal number or null")
+    deal: StrictInt | None = Field(None, description="a standard deal number or null")
     leader: StrictInt = Field(0, ge=0, le=3, description="a seat 0..3")
-    thinking: Optional[StrictBool] = Field(None, description="true or false")
-    live_thinking: Optional[StrictBool] = Field(
+    thinking: StrictBool | None = Field(None, description="true or false")
+    live_thinking: StrictBool | None = Field(
         None, description="true or false (true: thinking is sent live, to everyone at the table)")
     hands: StrictInt = Field(1, ge=1, le=MAX_HANDS,
                              description=f"the most hands of the match, 1..{MAX_HANDS}")
-    target: Optional[StrictInt] = Field(
+    target: StrictInt | None = Field(
         None, ge=1, le=MAX_TARGET,
         description=f"a lead in points 1..{MAX_TARGET} that ends the match, or null")
     public: StrictBool = Field(False, description="true or false (true: anyone may claim its "
@@ -99,7 +99,7 @@ class Claim(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     seat: StrictInt = Field(description="a seat 0..3")
-    name: Optional[StrictStr] = name_field()
+    name: StrictStr | None = name_field()
 
     _name = field_validator("name")(one_printable_line)
 
@@ -126,7 +126,7 @@ class TableInfo(BaseModel):
     match_id: int
     hand: int = Field(description="the hand now or last played, from 1")
     hands: int = Field(description="the most hands of the match")
-    target: Optional[int] = Field(description="the lead that ends the match; null: none")
+    target: int | None = Field(description="the lead that ends the match; null: none")
     totals: list[int] = Field(description="seats 0+2, seats 1+3: team points of the finished "
                                           "hands")
     public: bool
@@ -151,7 +151,7 @@ class Welcome(ServerMessage, TableInfo, PublicState):
     """`hand` is the seat's cards here (as before matches); the hand number is `hand_number`."""
 
     type: Literal["welcome"] = "welcome"
-    seat: Optional[int] = Field(description="your seat; null for a watcher")
+    seat: int | None = Field(description="your seat; null for a watcher")
     hand: list[str] = Field(description="your cards now (none for a watcher)")
     hand_number: int = Field(description="the hand now or last played, from 1")
     match_history: list[HandResult] = Field(description="the match's finished hands")
@@ -160,7 +160,7 @@ class Welcome(ServerMessage, TableInfo, PublicState):
     move_deadline_s: float
     thinking: bool
     live_thinking: bool = Field(description="thinking is sent live, not at game_over")
-    returns: Optional[list[int]] = Field(description="per seat at the end; null before")
+    returns: list[int] | None = Field(description="per seat at the end; null before")
 
 
 class Start(ServerMessage, TableInfo):
@@ -181,13 +181,13 @@ class Played(ServerMessage):
     seat: int
     card: str
     ply: int
-    fallback: Optional[Literal[FALLBACKS]]
+    fallback: Literal[FALLBACKS] | None
 
 
 class CardValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
     card: str
-    value: Optional[float] = Field(description="the mover's team's expected final margin (its "
+    value: float | None = Field(description="the mover's team's expected final margin (its "
                                                "points minus the other team's); null: not "
                                                "searched")
 
@@ -236,7 +236,7 @@ class GameOver(ServerMessage):
     scores: list[int] = Field(description="final pile scores")
     team: list[int]
     returns: list[int] = Field(description="per seat: own team minus other team")
-    deal_number: Optional[int] = Field(description="the standard deal played, told only at "
+    deal_number: int | None = Field(description="the standard deal played, told only at "
                                                    "the match's last hand; null: a random deal, "
                                                    "or the match goes on")
     thinking: list[SeatThought] = Field(description="the bots' thinking of the hand, in play "
@@ -251,7 +251,7 @@ class HandOver(ServerMessage):
     match_id: int
     hand: int = Field(description="the hand just finished")
     hands: int
-    target: Optional[int]
+    target: int | None
     totals: list[int]
     history: list[HandResult]
     next_leader: int
@@ -266,8 +266,8 @@ class MatchOver(ServerMessage):
     hands_played: int
     totals: list[int]
     history: list[HandResult]
-    winner: Optional[int] = Field(description="0: seats 0+2, 1: seats 1+3, null: a tie")
-    deal_numbers: list[Optional[int]] = Field(description="per hand, the standard deal played; "
+    winner: int | None = Field(description="0: seats 0+2, 1: seats 1+3, null: a tie")
+    deal_numbers: list[int | None] = Field(description="per hand, the standard deal played; "
                                                           "null: a random deal")
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from scrofazero.eval.review import ReviewSettings, match_summary, review_hand
 from scrofazero.games.gongzhu.cards import card_index

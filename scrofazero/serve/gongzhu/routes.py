@@ -9,9 +9,9 @@ The reads of stored games and matches go through `StoredGames`, off the event lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.datastructures import QueryParams

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from scrofazero.games.gongzhu.cards import card_code, mask_to_cards
 from scrofazero.games.gongzhu.deals import format_deal

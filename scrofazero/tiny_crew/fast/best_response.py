@@ -61,7 +61,7 @@ def _br_pass(stack, d, seat, k, weight, index, probs, br_index, br_card, q_index
         step(r, fallback_card(r, key, legal, fb), stack[d + 1])
         return _br_pass(stack, d + 1, seat, k, weight, index, probs, br_index, br_card,
                         q_index, q, q_legal, overflow, fb)
-    row = index[key] if key in index else -1
+    row = index[key] if key in index else -1  # noqa: SIM401 (numba-compiled)
     count = popcount(legal)
     total = 0.0
     for c in range(12):

@@ -48,7 +48,7 @@ def _policy_value(stack, d, index, probs, fb):
     if key not in index and fb[0] > 0:
         step(r, fallback_card(r, key, legal, fb), stack[d + 1])
         return _policy_value(stack, d + 1, index, probs, fb)
-    row = index[key] if key in index else -1
+    row = index[key] if key in index else -1  # noqa: SIM401 (numba-compiled)
     count = popcount(legal)
     total = 0.0
     for c in range(12):

@@ -22,7 +22,7 @@ def append_index(target, source, start):
 @njit(cache=True)
 def count_missing(index, other):
     n = 0
-    for k in other.keys():
+    for k in other.keys():  # noqa: SIM118 (numba-compiled)
         if k not in index:
             n += 1
     return n

@@ -76,7 +76,7 @@ def test_clean_game_replays_strictly():
 
 
 def test_shipped_recordings():
-    assert len(NAMES) == 6 and NAMES == sorted(NAMES) and set(NAMES) == set(SCORES)
+    assert len(NAMES) == 6 and sorted(NAMES) == NAMES and set(NAMES) == set(SCORES)
     source = (RECORDINGS_DIR / "SOURCE.md").read_text()
     assert "Recorded human Fish games, transcribed by hand from video" in source
     if SHARED.is_dir():

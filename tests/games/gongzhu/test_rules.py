@@ -45,7 +45,7 @@ def test_random_play_conformance():
         hands = hands_of(deal)
         piles = [[], [], [], []]
         leader = seed % 4
-        for trick_no in range(13):
+        for _trick_no in range(13):
             trick = []
             for k in range(4):
                 seat = state.current_player

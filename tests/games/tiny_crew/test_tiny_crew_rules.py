@@ -142,7 +142,7 @@ def test_random_games_end_decided_and_deal_table():
     assert len({d.tobytes() for d in deals}) == 34650
     assert (np.apply_along_axis(np.bincount, 1, deals, minlength=3) == 4).all()
     rng = random.Random(0)
-    for g in range(300):
+    for _g in range(300):
         s = TinyCrewState(deals[rng.randrange(len(deals))])
         while not s.is_terminal():
             s.apply(rng.choice(s.legal_actions()))
