@@ -206,7 +206,7 @@ def review_move(reviewers: Reviewers, view: InfoView, played: int, ply: int, see
         # searches): the move is a mistake only if it agrees, and the loss is their mean
         _, weights2, _, q2 = reviewers.second().search_worlds(view, confirm_rng(seed, ply))
         j2 = judge(q2, weights2, legal)
-        verdicts[i] = j2.verdicts(settings)[i] if j2.best != i else "as_good"
+        verdicts[i] = "mistake" if j2.verdicts(settings)[i] == "mistake" else "as_good"
         loss[i] = (j.loss[i] + j2.loss[i]) / 2
         loss_se[i] = float(np.hypot(j.loss_se[i], j2.loss_se[i])) / 2
     mine = (round(float(loss[i]), 2), points(loss_se[i]))
