@@ -22,6 +22,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from scrofazero.eval.review import ReviewSettings, check_review, match_summary, review_hand
 from scrofazero.games.gongzhu.game_record import GameRecordError, load_games
@@ -113,7 +114,7 @@ def run(argv: list[str] | None) -> None:
                              seed=seed if args.seed is None else args.seed)
         show(name, review)
         reviews.append({"game": name, **review})
-    out = {"player": REVIEWER, "reviews": reviews}
+    out: dict[str, Any] = {"player": REVIEWER, "reviews": reviews}
     if len(reviews) > 1:
         out["match"] = match_summary(reviews)
         print(f"match: {out['match']['mistakes']} mistakes over {len(reviews)} hands, "

@@ -47,16 +47,18 @@ class _Clock:
         self.samples = 0
         self.step_times: list[float] = []
         self.last_records = None
+        self.games_per_batch = 0
 
     def install(self):
         learn, shown = loop.learn_from, loop.show_progress
         clock = self
 
-        def timed_learn(run, records):
+        def timed_learn(run, train, records):
             started = time.perf_counter()
-            out = learn(run, records)
+            out = learn(run, train, records)
             clock.learn_seconds += time.perf_counter() - started
-            clock.samples += len(run.replay) * int(run.cfg.train.passes)
+            clock.samples += len(run.replay) * int(train.passes)
+            clock.games_per_batch = int(train.games_per_batch)
             clock.last_records = records
             return out
 
@@ -90,7 +92,7 @@ def measure(experiment: str, batches: int, actors: int | None, folder: Path) -> 
     times = clock.step_times
     wall = times[-1] - times[0]  # first batch done -> last batch done: start-up excluded
     steps = len(times) - 1
-    games = steps * int(run.cfg.train.games_per_batch)
+    games = steps * clock.games_per_batch
     out = {"setting": f"ray, {actors} actor(s)" if actors else "single process",
            "steps_timed": steps, "games_per_s": games / wall,
            "learner_samples_per_s": clock.samples / clock.learn_seconds,

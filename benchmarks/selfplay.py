@@ -36,7 +36,8 @@ from scrofazero.games.gongzhu.deals import random_deal  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
 from scrofazero.nn.evaluator import NetworkEvaluator  # noqa: E402
 from scrofazero.nn.network import PolicyValueNet  # noqa: E402
-from scrofazero.search.mcts import MCTSConfig, run_mcts_sequential  # noqa: E402
+from scrofazero.search.mcts import MCTSConfig  # noqa: E402
+from scrofazero.search.sequential import run_mcts_sequential  # noqa: E402
 from scrofazero.train.selfplay import play_selfplay  # noqa: E402
 
 ORIGINAL_GPU_GAMES_PER_S = 2.0  # 1.5-2 games/s on one 2080 Ti (docs/rules.md section 15)

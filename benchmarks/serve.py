@@ -26,8 +26,15 @@ and latency of both, side by side, and the hammer's requests/s by status.
 All clients, the hammer's too, come from 127.0.0.1, one client address, so the server runs with
 the per-client limits on rates and waiting tables raised out of the way (LOAD_SETTINGS): what
 holds the tables up under the hammer is the off-loop reads, the cache and the paging alone.
+
+`--attack NAME` runs instead one attack of benchmarks/serve_attack.py (ATTACKS: reviews,
+live-replays, ...) against a server with its production limits: honest tables from one address
+quiet, then beside a flood from many others, then how long the server takes to be idle again;
+the figures of both phases and their ratios.
 Usage: python benchmarks/serve.py --json PATH [--tables 50] [--match-tables 10]
        [--fish-tables 10] [--bot-tables 20] [--hammer 4]
+       python benchmarks/serve.py --json PATH --attack reviews [--attackers 20] [--quiet-s 25]
+       [--attack-s 25] [--honest-tables 2] [--settle-max-s 120]
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.serve.fish.hub import SeatView
 from scrofazero.serve.fish.records import replayed_state
 from scrofazero.serve.gongzhu.records import to_game_record
+from serve_attack import add_arguments as add_attack_arguments  # beside this script
+from serve_attack import counted_threads, main_attack
 
 FISH_CALL_AT = 3  # an outside Fish bot calls a set once it holds this many of its 6 cards
 
@@ -76,9 +85,12 @@ LOAD_SETTINGS = ["table_creates_per_minute=1000000", "max_waiting_tables_per_cli
 SERVER_LOG: list[str] = []  # what play.py printed after its address line
 
 
-def start_server(db: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
+def start_server(db: str, extra: list[str],
+                 limits: list[str] = LOAD_SETTINGS) -> tuple[subprocess.Popen, str]:
+    """play.py on `db` with `limits` (by default LOAD_SETTINGS) and `extra` settings; its
+    process and "HOST:PORT"."""
     proc = subprocess.Popen([sys.executable, "play.py", "port=0", f"db={db}", "seed=0",
-                             "move_deadline_s=60", *LOAD_SETTINGS, *extra], cwd=ROOT,
+                             "move_deadline_s=60", *limits, *extra], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = proc.stdout.readline()
     if "http://" not in line:
@@ -337,18 +349,7 @@ def hammer_client(base: str, paths: list[str], stop, counts) -> None:
 
 def hammer_process(base: str, paths: list[str], clients: int, stop, out) -> None:
     """`clients` hammering threads in this (separate) process; their counts go to `out`."""
-    counts = [dict() for _ in range(clients)]
-    threads = [threading.Thread(target=hammer_client, args=(base, paths, stop, counts[i]))
-               for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    total: dict[str, int] = {}
-    for c in counts:
-        for k, v in c.items():
-            total[k] = total.get(k, 0) + v
-    out.put(total)
+    counted_threads([(hammer_client, (base, paths, stop))] * clients, out)
 
 
 def hammered_wave(base: str, tables: int, clients: int, paths: list[str]) -> dict:
@@ -389,6 +390,37 @@ def engine_moves_per_s(games: int = 200) -> float:
     return 52 * games / (time.perf_counter() - start)
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop play.py (its threads' stacks printed if it hangs) and show its last lines."""
+    stopping = time.perf_counter()
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(6)  # with PYTHONFAULTHANDLER=1 its threads' stacks are printed
+        time.sleep(2)
+        print("".join(SERVER_LOG[-200:]), file=sys.stderr)
+        proc.kill()
+        raise
+    print(f"server stopped in {time.perf_counter() - stopping:.1f} s; it printed "
+          f"{len(SERVER_LOG)} lines", file=sys.stderr)
+    if SERVER_LOG:
+        print("".join(SERVER_LOG[-20:]), file=sys.stderr)
+
+
+def machine() -> dict:
+    return {"cpus": os.cpu_count(), "cores_used": sorted(os.sched_getaffinity(0)),
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+def attack_main(args) -> None:
+    """--attack NAME: the attack's run (serve_attack.py), its figures written and printed."""
+    result = {**main_attack(args, start_server, stop_server), "machine": machine(),
+              "command": "python benchmarks/serve.py " + " ".join(sys.argv[1:])}
+    write_json_atomic(args.json, result)
+    print(json.dumps(result, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50, help="protocol tables played at once")
@@ -403,7 +435,11 @@ def main() -> None:
                         help="clients hammering every GET route during a second --tables wave, "
                              "measured beside a quiet one (0: no such case)")
     parser.add_argument("--json", required=True, help="where to write the figures")
+    add_attack_arguments(parser)
     args = parser.parse_args()
+    if args.attack:
+        attack_main(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_server(os.path.join(tmp, "games.sqlite"), [])
         try:
@@ -426,20 +462,7 @@ def main() -> None:
             fish_ok = fish_replays_ok(base, fish_ids)
             bot_ok = replays_ok(base, bot_ids)
         finally:
-            stopping = time.perf_counter()
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.send_signal(6)  # with PYTHONFAULTHANDLER=1 its threads' stacks are printed
-                time.sleep(2)
-                print("".join(SERVER_LOG[-200:]), file=sys.stderr)
-                proc.kill()
-                raise
-            print(f"server stopped in {time.perf_counter() - stopping:.1f} s; it printed "
-                  f"{len(SERVER_LOG)} lines", file=sys.stderr)
-            if SERVER_LOG:
-                print("".join(SERVER_LOG[-20:]), file=sys.stderr)
+            stop_server(proc)
     engine = engine_moves_per_s()
     figures = load_figures(lat, wall)
     six, eight = (args.fish_tables + 1) // 2, args.fish_tables // 2  # as fish_tables seats them
@@ -463,9 +486,7 @@ def main() -> None:
         "bot_tables_replayed_to_recorded_score": bot_ok,
         "anchor_engine_moves_per_s": round(engine, 1),
         "server_over_engine": round(len(lat) / wall / engine, 4),
-        "machine": {"cpus": os.cpu_count(), "cores_used": sorted(os.sched_getaffinity(0)),
-                    "python": platform.python_version(),
-                    "platform": platform.platform()},
+        "machine": machine(),
         "command": "python benchmarks/serve.py " + " ".join(sys.argv[1:]),
     }
     write_json_atomic(args.json, result)

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def write_atomic(path: str | os.PathLike, write: Callable, mode: str = "wb",
     return path
 
 
-def strict_json(obj):
+def strict_json(obj: Any) -> Any:
     """`obj` with every NaN or infinity (floats, numpy scalars and arrays, at any depth in
     dicts, lists and tuples) replaced by None, and numpy scalars and arrays by Python values:
     strict JSON has no NaN, and strict readers reject the file that holds one."""

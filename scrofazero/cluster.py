@@ -1,12 +1,38 @@
 """Ray, the optional engine of `distributed=ray` (the `[ray]` extra): importing it with a clear
 error when it is missing, and joining or starting a cluster with a clear error when the one named
-cannot be reached or is not a Ray cluster. Nothing else of the package is imported here, so every
-layer may use it."""
+cannot be reached or is not a Ray cluster; and RayConfig, the `ray` settings of train.py and
+evaluate.py. Only the settings' types are imported from the package, so every layer above them
+may use it."""
 
 from __future__ import annotations
 
 import os
 import socket
+from dataclasses import dataclass
+
+from scrofazero.settings import Count, NonNegative, NonNegativeInt
+
+
+@dataclass
+class RayConfig:
+    """distributed=ray (train.py and evaluate.py; the `[ray]` extra)."""
+
+    # None: start a local Ray instance; auto or host:port: join that cluster
+    address: str | None = None
+    # local instance only: CPUs it offers (None: all of this machine's)
+    num_cpus: Count | None = None
+    actors: Count = 2  # train.py: self-play actors
+    actor_cpus: NonNegative = 1.0  # train.py: CPUs reserved per actor
+    actor_gpus: NonNegative = 0.0  # train.py: GPUs (or a fraction) per actor
+    actor_threads: Count = 1  # train.py: torch threads in each actor
+    publish_every: Count = 1  # train.py: learner steps between published weight versions
+    # train.py: self-play records made with weights more than this many versions old are dropped
+    max_staleness: NonNegativeInt = 4
+    # train.py: self-play calls queued per actor (2: it starts the next batch while the learner
+    # learns)
+    in_flight: Count = 2
+    # evaluate.py: Ray tasks the deals are split over (None: the cluster's CPUs)
+    tasks: Count | None = None
 
 
 def ray_module():

@@ -86,18 +86,19 @@ DEPRECATED_KEYS = {"greed_samples": "greed.num_samples", "raw_deals": "raw.sampl
 @dataclass(frozen=True)
 class GameEntry:
     schema: type  # the game's config group schema (configs/game/<name>.yaml extends it)
-    train: Callable  # train.py's runner (cfg) -> run
-    evaluate: Callable  # evaluate.py's runner (cfg) -> result dict
-    inputs: Callable = lambda cfg: None  # reads and checks evaluate.py's input files (cfg)
-    # the file of the run folder that resume=true continues from (cfg) -> its name
-    checkpoint: Callable = lambda cfg: LATEST
+    train: Callable  # train.py's runner (its checked settings, TrainRootConfig's) -> run
+    evaluate: Callable  # evaluate.py's runner (its checked EvaluateConfig) -> result dict
+    # reads and checks evaluate.py's input files (the checked EvaluateConfig)
+    inputs: Callable = lambda settings: None
+    # the file of the run folder that resume=true continues from (settings) -> its name
+    checkpoint: Callable = lambda settings: LATEST
 
 
-def check_gongzhu_inputs(cfg) -> None:
+def check_gongzhu_inputs(cfg: EvaluateConfig) -> None:
     """evaluate.py game=gongzhu: the deal file holds the deals asked for (load_deals would play
     fewer, silently), read before any work."""
     name = "belief_games" if cfg.mode == "belief" else "deals"
-    asked = cfg[name]
+    asked = getattr(cfg, name)
     if asked is None:
         return
     held = len(load_deals(cfg.deals_file))
@@ -211,8 +212,9 @@ def composition_message(err: BaseException) -> str:
     message = re.sub(r"^In '[^']*': ", "", message).removeprefix("Error merging override ")
     cause = err.__cause__
     override = re.match(r"Could not override '([\w.]+)'", message)
-    lacked = isinstance(cause, (ConfigKeyError, ConfigAttributeError))  # a key the schema lacks
-    if override and lacked and dataclasses.is_dataclass(cause.object_type):
+    # a key the schema lacks
+    if (override and isinstance(cause, (ConfigKeyError, ConfigAttributeError))
+            and cause.object_type is not None and dataclasses.is_dataclass(cause.object_type)):
         return unknown_setting(override.group(1), str(cause.key), cause.object_type)
     if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
         message += ": " + str(cause).strip().splitlines()[0]
@@ -323,32 +325,34 @@ def _play(cfg) -> None:
 
 def _train(cfg):
     entry = game_entry(cfg.game.name)
-    # The one check of the settings (the trainers take them as checked), before any work:
-    # nothing is written on a bad setting.
+    # The one check of the settings, before any work (nothing is written on a bad setting);
+    # the trainers receive the checked dataclasses as they are.
     check_declared(cfg)
-    check_train(OmegaConf.to_object(cfg))
-    if cfg.distributed == "ray":
-        if cfg.game.name != "gongzhu":
-            raise ValueError(f"distributed=ray trains game=gongzhu only, not {cfg.game.name!r}")
-        if cfg.learner != "selfplay":
+    settings = check_train(OmegaConf.to_object(cfg))
+    if settings.distributed == "ray":
+        if settings.game.name != "gongzhu":
+            raise ValueError(f"distributed=ray trains game=gongzhu only, not "
+                             f"{settings.game.name!r}")
+        if settings.learner != "selfplay":
             raise ValueError(f"distributed=ray trains by self-play only, not learner="
-                             f"{cfg.learner} (one process fits it)")
-        return run_training_ray(cfg)
-    return entry.train(cfg)
+                             f"{settings.learner} (one process fits it)")
+        return run_training_ray(settings)
+    return entry.train(settings)
 
 
 def _evaluate(cfg) -> dict:
     entry = game_entry(cfg.game.name)
     # a registered player without a group of the schema takes +NAME.SETTING=...
     check_declared(cfg, free=player_names())
-    check_evaluate(evaluate_settings(cfg))
-    if cfg.get("predictor") and (cfg.game.name != "fish" or cfg.mode != "track"):
-        raise ValueError(f"model={cfg.predictor} (a learned hand predictor) is read by game=fish "
-                         f"mode=track only, not game={cfg.game.name} mode={cfg.mode}")
-    if cfg.out:
-        check_writable(cfg.out)  # before any work: a bad path must not cost the evaluation
-    entry.inputs(cfg)  # a damaged input file is named before any work, too
-    result = entry.evaluate(cfg)
-    if cfg.out:
-        print(f"wrote {write_json_atomic(cfg.out, result)}")
+    settings = check_evaluate(evaluate_settings(cfg))
+    if settings.predictor and (settings.game.name != "fish" or settings.mode != "track"):
+        raise ValueError(f"model={settings.predictor} (a learned hand predictor) is read by "
+                         f"game=fish mode=track only, not game={settings.game.name} "
+                         f"mode={settings.mode}")
+    if settings.out:
+        check_writable(settings.out)  # before any work: a bad path must not cost the evaluation
+    entry.inputs(settings)  # a damaged input file is named before any work, too
+    result = entry.evaluate(settings)
+    if settings.out:
+        print(f"wrote {write_json_atomic(settings.out, result)}")
     return result

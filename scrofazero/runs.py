@@ -20,7 +20,9 @@ It owns what is the same for every game:
 - checkpoint writes that fail with a full disk end in one line naming the file
   (`write_torch`, atomic.py), the previous checkpoint kept.
 
-Each trainer supplies its settings, its state (to an envelope and back) and its steps.
+Each trainer supplies its settings, its state (to an envelope and back) and its steps. The
+settings every run has, whatever its game, are `TrainRootConfig` (train.py's root; Gongzhu's
+run extends it in train/config.py, the side games add their `game` group).
 """
 
 from __future__ import annotations
@@ -39,10 +41,37 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from scrofazero.atomic import remove_stale_temps, strict_json, write_atomic
+from scrofazero.cluster import RayConfig
 from scrofazero.run_lock import RunLock
+from scrofazero.settings import GameConfig, RunName, Seed, one_of
 
 ENVELOPE_VERSION = 1
 HEADER_KEYS = ("version", "game", "settings", "step", "random")
+
+DISTRIBUTED = ("none", "ray")  # how a run (or an evaluation) is spread over processes
+
+
+@dataclass
+class TrainRootConfig:
+    """train.py's settings common to every game; a game's run extends it (GongzhuTrainConfig)
+    or adds only its `game` group (configs/train_root/ holds the extensions)."""
+
+    game: GameConfig = field(default_factory=GameConfig)  # the game trained
+    seed: Seed = 0  # seeds every random decision of the run
+    run: RunName = "default"  # run name: checkpoints/<run>/ and runs/<run>/ (tensorboard)
+    checkpoint_dir: str = "checkpoints"  # parent folder of run checkpoints
+    log_dir: str = "runs"  # parent folder of tensorboard logs
+    resume: bool = False  # continue checkpoints/<run>/latest.pt instead of starting anew
+    # a new run folder continues this compact state file (train.state_file) exactly, replay aside
+    resume_from: str | None = None
+    # settings (or groups, e.g. train) that may differ from the checkpoint's on resume
+    resume_overrides: list[str] = field(default_factory=list)
+    # none: one process (self-play, then learn) | ray: self-play actors and a learner on Ray
+    # (train/distributed.py)
+    distributed: one_of(*DISTRIBUTED) = "none"  # type: ignore[valid-type]
+    ray: RayConfig = field(default_factory=RayConfig)  # settings of distributed=ray
+    progress: bool = True  # show a tqdm progress bar
+    debug: bool = False  # show the full traceback of an error instead of one line
 
 
 class RunError(ValueError):
@@ -123,7 +152,7 @@ def read_envelope(header, state: dict, path, game: str, *, step: int, legacy_set
 
 def plain_settings(settings) -> dict:
     """A settings dataclass (or mapping) as nested plain data."""
-    if dataclasses.is_dataclass(settings):
+    if dataclasses.is_dataclass(settings) and not isinstance(settings, type):
         return dataclasses.asdict(settings)
     return json.loads(json.dumps(settings))
 

@@ -15,13 +15,20 @@ import dataclasses
 import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast, overload
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+SettingsT = TypeVar("SettingsT", bound="DataclassInstance")
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -51,9 +58,16 @@ class GameConfig:
     name: str = "gongzhu"  # which game: gongzhu | tiny_crew | fish
 
 
-def setting_error(setting: str, problem: str) -> ValueError:
+class SettingError(ValueError):
+    """A ValueError naming a setting: '<setting> <problem>', the two parts kept as attributes."""
+
+    setting: str
+    problem: str
+
+
+def setting_error(setting: str, problem: str) -> SettingError:
     """ValueError('<setting> <problem>') with the two parts kept as attributes."""
-    err = ValueError(f"{setting} {problem}")
+    err = SettingError(f"{setting} {problem}")
     err.setting, err.problem = setting, problem
     return err
 
@@ -63,7 +77,7 @@ def renamed(err: ValueError, spelled: dict[str, str]) -> ValueError:
     of a group, `sampling.method`, by its group's name); an error that names no setting, or one
     not in `spelled`, as it is."""
     setting = getattr(err, "setting", None)
-    if not isinstance(setting, str):
+    if not isinstance(setting, str) or not isinstance(err, SettingError):
         return err
     head, dot, rest = setting.partition(".")
     if setting in spelled:
@@ -73,40 +87,55 @@ def renamed(err: ValueError, spelled: dict[str, str]) -> ValueError:
     return err
 
 
-def at_most(bound: int, low: int = 1):
+def at_most(bound: int, low: int = 1) -> Any:
     """An int setting in low..bound: sizes that would build or run until killed are refused."""
     return Annotated[int, Field(ge=low, le=bound)]
 
 
-def one_of(*choices):
-    """A setting (str or int, the type of the choices) that must be one of `choices`."""
+def choice(*choices: str | int) -> AfterValidator:
+    """The check of a setting that must be one of `choices`, as the metadata of its Annotated
+    type: `Annotated[str, choice("ucb", "puct")]` (a type checker reads the str)."""
 
-    def check(value):
+    def check(value: str | int) -> str | int:
         if value not in choices:
             raise ValueError(f"choose {' or '.join(str(c) for c in choices)}")
         return value
 
-    return Annotated[type(choices[0]), AfterValidator(check)]
+    return AfterValidator(check)
 
 
-def check_bounds(settings, where: str):
+def one_of(*choices: str | int) -> Any:
+    """A setting (str or int, the type of the choices) that must be one of `choices`: the
+    Annotated type of `choice` built by a call (the modules a type checker reads strictly spell
+    `Annotated[str, choice(...)]` instead)."""
+    return Annotated[type(choices[0]), choice(*choices)]
+
+
+@overload
+def check_bounds(settings: SettingsT, where: str) -> SettingsT: ...
+@overload
+def check_bounds(settings: Any, where: str) -> Any: ...
+
+
+def check_bounds(settings: Any, where: str) -> Any:
     """`settings` (a dataclass instance) unchanged, or a ValueError naming the first bad setting
     as `where.path=value: reason`. Every float in it, declared or not, must be finite."""
     data = dataclasses.asdict(settings)
     _check_finite(data, where)
+    cls: type = type(settings)  # (as type[Any], mypy would not see that it is hashable)
     try:
-        _adapter(type(settings)).validate_python(data)
+        _adapter(cls).validate_python(data)
     except ValidationError as err:
         raise ValueError(_describe(err.errors()[0], where)) from None
     return settings
 
 
 @cache
-def _adapter(cls) -> TypeAdapter:
+def _adapter(cls: type) -> TypeAdapter[Any]:
     return TypeAdapter(cls)
 
 
-def _check_finite(value, path: str) -> None:
+def _check_finite(value: object, path: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{path}={value}: must be a finite number")
     if isinstance(value, dict):
@@ -117,7 +146,7 @@ def _check_finite(value, path: str) -> None:
             _check_finite(item, f"{path}[{i}]")
 
 
-def _describe(error: dict, where: str) -> str:
+def _describe(error: ErrorDetails, where: str) -> str:
     """One line of a pydantic error: the setting's dotted path, its value, what it must be."""
     path = where
     for part in error["loc"]:
@@ -132,11 +161,11 @@ def _describe(error: dict, where: str) -> str:
     return f"{path}={shown}: {message}"
 
 
-def _join(path: str, key) -> str:
+def _join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def settings_from_argv(cls, argv: list[str]):
+def settings_from_argv(cls: type[SettingsT], argv: list[str]) -> SettingsT:
     """A settings dataclass from `key=value` arguments, spelled as train.py's and evaluate.py's
     (`games=512`, `data=[a,b]`, `mix='greed:greed=1'`), then checked by its declared bounds:
     the command-line form of the module runners (`python -m scrofazero.train.hidden_games`).
@@ -152,13 +181,16 @@ def settings_from_argv(cls, argv: list[str]):
                              f"{', '.join(f.name for f in dataclasses.fields(cls))})")
     try:
         composed = OmegaConf.merge(OmegaConf.structured(cls), OmegaConf.from_dotlist(argv))
-        settings = OmegaConf.to_object(composed)
+        # a structured config's object is an instance of its dataclass (OmegaConf's own type
+        # is the union of everything a config may hold)
+        settings = cast(SettingsT, OmegaConf.to_object(composed))
     except OmegaConfBaseException as err:
         raise ValueError(" ".join(str(err).split("\n")[0].split())) from None
     return check_bounds(settings, "")
 
 
-def run_module(cls, job, argv: list[str] | None = None) -> None:
+def run_module(cls: type[SettingsT], job: Callable[[SettingsT], object],
+               argv: list[str] | None = None) -> None:
     """A module runner's main: job(settings_from_argv(cls, argv)); a bad setting, a missing or
     damaged file ends the command with one line on stderr and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv

@@ -30,7 +30,7 @@ import json
 import os
 
 import pytest
-from composed import ROOT, config
+from composed import ROOT, config, settings_of
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError
@@ -44,6 +44,7 @@ from scrofazero.config import (
     EvaluateConfig,
     GongzhuTrainConfig,
     TrainRootConfig,
+    check_evaluate,
     check_train,
     evaluate_settings,
 )
@@ -147,7 +148,7 @@ def test_the_long_run_resumes_with_its_stored_settings():
 
 @pytest.mark.parametrize("case", BEFORE["evaluate"], ids=lambda c: " ".join(c["args"])[:40])
 def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
-    cfg = config("evaluate", *entry.evaluate_arguments(case["args"]))
+    cfg = settings_of(config("evaluate", *entry.evaluate_arguments(case["args"])))
     for name, settings in case["players"].items():
         now = dataclasses.asdict(player_settings(cfg, player_spec(name)))
         if name == "scrofazero":  # new since: the paper's plays, float32, by default
@@ -170,7 +171,7 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
             assert (sampling["calibrate"], sampling["calibrate_above"]) == (20, 0)
             now["num_deals"] = sampling["num_deals"]
         assert now == settings
-    new = OmegaConf.to_container(cfg, resolve=True)
+    new = dataclasses.asdict(cfg)
     old = {k: v for k, v in case["config"].items() if k not in FLAT_NAMES}
     assert settings_changes(old, new, PLAYER_DEFAULTS_MOVED) == []
     assert set(_flatten(old)) - set(_flatten(new)) == {"game.leader"}
@@ -194,8 +195,8 @@ def test_evaluates_player_groups_are_the_registrys_settings():
         assert player_spec(name).settings is settings
         assert getattr(EvaluateConfig(), name) == settings()
     assert not {"greed_samples", "raw_deals", "raw_mode"} & set(fields)
-    cfg = config("evaluate", "greed.num_samples=3", "raw.mode=policy",
-                 "raw.sampling.num_deals=2")
+    cfg = settings_of(config("evaluate", "greed.num_samples=3", "raw.mode=policy",
+                             "raw.sampling.num_deals=2"))
     assert player_settings(cfg, player_spec("greed")) == GreedSettings(3)
     assert player_settings(cfg, player_spec("raw")) == RawSettings(
         "policy", SamplingConfig(method="belief", num_deals=2))
@@ -210,15 +211,16 @@ def test_evaluate_arguments_map_flags_and_aliases():
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("raw.sampling.num_deals=0", "raw.sampling.num_deals must be an integer >= 1, got 0"),
-    ("raw.sampling.method=stratified", "raw.sampling.method must be one of uniform, belief, "
-     "marginals, oracle, oracle_important, policy, posterior, got 'stratified'"),
-    ("raw.mode=best", "raw.mode must be one of value, policy, got 'best'"),
-    ("greed.num_samples=-1", "greed.num_samples must be a positive integer, got -1"),
+    ("raw.sampling.num_deals=0", "raw.sampling.num_deals=0: must be greater than or equal to 1"),
+    ("raw.sampling.method=stratified", "raw.sampling.method='stratified': the raw player draws "
+     "no strata; choose uniform or belief or marginals or oracle or oracle_important or policy "
+     "or posterior"),
+    ("raw.mode=best", "raw.mode='best': choose value or policy"),
+    ("greed.num_samples=-1", "greed.num_samples=-1: must be greater than or equal to 1"),
 ])
 def test_a_bad_player_setting_is_named_by_its_group(setting, message):
     with pytest.raises(ValueError) as err:
-        evaluate_settings(config("evaluate", setting))
+        check_evaluate(evaluate_settings(config("evaluate", setting)))
     assert str(err.value) == message
     assert isinstance(evaluate_settings(config("evaluate")), EvaluateConfig)
 

@@ -28,24 +28,24 @@ TESTS = ROOT / "tests"
 LAYERS = [
     ("scrofazero.atomic", 0),
     ("scrofazero.run_lock", 0),
-    ("scrofazero.cluster", 0),  # Ray, imported only inside its functions
     ("scrofazero.settings", 0),  # what a setting may hold, and its check
     ("scrofazero.shipped", 0),  # where the shipped networks lie
     ("scrofazero.games", 0),  # rules only
+    ("scrofazero.cluster", 1),  # Ray (imported only inside its functions) and RayConfig
     ("scrofazero.search", 1),  # knows games only through its protocols
-    ("scrofazero.runs", 1),  # the run harness every trainer runs under
-    ("scrofazero.nn", 2),
-    ("scrofazero.fish", 2),  # a side game: the shared base and its rules, no Gongzhu stack
-    ("scrofazero.sampling", 3),
-    ("scrofazero.agents", 4),
-    ("scrofazero.eval", 5),
-    ("scrofazero.train", 6),
-    ("scrofazero.config", 7),
-    ("scrofazero.openspiel", 8),
-    ("scrofazero.pettingzoo", 8),  # the optional [pettingzoo] extra
-    ("scrofazero.tiny_crew", 9),  # above openspiel: its optional MCCFR uses OpenSpiel's game
-    ("scrofazero.serve", 10),  # the table server (play.py): hosts Gongzhu and Fish tables
-    ("scrofazero.entry", 11),  # the entry points' table
+    ("scrofazero.runs", 2),  # the run harness every trainer runs under, TrainRootConfig
+    ("scrofazero.nn", 3),
+    ("scrofazero.fish", 3),  # a side game: the shared base and its rules, no Gongzhu stack
+    ("scrofazero.sampling", 4),
+    ("scrofazero.agents", 5),
+    ("scrofazero.eval", 6),
+    ("scrofazero.train", 7),
+    ("scrofazero.config", 8),
+    ("scrofazero.openspiel", 9),
+    ("scrofazero.pettingzoo", 9),  # the optional [pettingzoo] extra
+    ("scrofazero.tiny_crew", 10),  # above openspiel: its optional MCCFR uses OpenSpiel's game
+    ("scrofazero.serve", 11),  # the table server (play.py): hosts Gongzhu and Fish tables
+    ("scrofazero.entry", 12),  # the entry points' table
 ]
 GONGZHU_STACK = ("scrofazero.search", "scrofazero.nn", "scrofazero.sampling", "scrofazero.agents",
                  "scrofazero.eval", "scrofazero.train", "scrofazero.config")

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from composed import ROOT, config, refused
+from composed import ROOT, config, refused, settings_of
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -290,15 +290,15 @@ def test_the_defaults_commands_md_quotes_are_the_configs():
 
 
 def test_the_cpu_preset_ends_at_the_shipped_network_and_the_bar_counts_it():
-    cfg = config("train")
-    t = cfg.train
+    settings = settings_of(config("train"))
+    t = settings.train
     games, per_batch = 0, t.games_per_batch
     for _ in range(t.max_batches):  # the schedule's batch size, phase by phase
         per_batch = next((p.games_per_batch for p in reversed(t.schedule)
                           if p.from_games <= games and p.games_per_batch), per_batch)
         games += per_batch
     assert games == 491_520  # the shipped network's games (models/scrofazero.md)
-    bar = progress_bar(SimpleNamespace(cfg=cfg, step=0))
+    bar = progress_bar(SimpleNamespace(step=0), settings)
     assert bar.total == t.max_batches
     bar.close()
 

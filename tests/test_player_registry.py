@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from composed import settings_of
 from hydra import compose, initialize_config_dir
 from serve_thread import running_server
 from toy_player import ToyPlayer, ToySettings
@@ -43,25 +44,26 @@ def evaluate_config(*overrides):
 
 def test_a_registered_player_plays_through_evaluate(toy, capsys):
     cfg = evaluate_config("mode=matrix", "players=[toy,random]", "deals=2", "+toy.end=highest")
-    result = evaluate_gongzhu(cfg)
+    result = evaluate_gongzhu(settings_of(cfg))
     assert result["players"] == ["toy", "random"] and result["deals"] == 2
     assert result["margin"][0][1] == -result["margin"][1][0] != 0
-    lowest = evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=2"))
+    lowest = evaluate_gongzhu(settings_of(evaluate_config("mode=matrix", "players=[toy,random]",
+                                                          "deals=2")))
     assert lowest["margin"] != result["margin"]  # the setting reached the player
-    wpg = evaluate_gongzhu(evaluate_config("mode=wpg", "player=toy", "deals=1",
-                                           "greed.num_samples=2", "+toy.end=highest"))
+    wpg = evaluate_gongzhu(settings_of(evaluate_config("mode=wpg", "player=toy", "deals=1",
+                                           "greed.num_samples=2", "+toy.end=highest")))
     assert wpg["settings"] == {"end": "highest"} and wpg["checkpoint"] is None
     capsys.readouterr()
 
 
 @pytest.mark.parametrize("override, message", [
-    ("+toy.end=middle", "toy.end must be one of lowest, highest, got 'middle'"),
+    ("+toy.end=middle", "toy.end='middle': choose lowest or highest"),
     ("+toy.ends=lowest", "toy.ends is not a setting of player 'toy' \\(it has: end\\)"),
 ])
 def test_a_registered_players_bad_setting_is_named(toy, override, message):
     with pytest.raises(ValueError, match=message):
-        evaluate_gongzhu(evaluate_config("mode=matrix", "players=[toy,random]", "deals=1",
-                                         override))
+        evaluate_gongzhu(settings_of(evaluate_config("mode=matrix", "players=[toy,random]",
+                                                     "deals=1", override)))
 
 
 def _get(server, path):

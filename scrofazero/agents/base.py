@@ -9,6 +9,7 @@ asks any agent for both, so callers never look at an agent's class.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -53,6 +54,23 @@ class ExplainingAgent(Agent, Protocol):
                ) -> tuple[int, Explanation | None]:
         """The card `act` would play from the same rng, and what was weighed (None: nothing to
         tell)."""
+        ...
+
+
+class ObservingAgent(Agent, Protocol):
+    """A player set for evaluation only, which the evaluation arena tells what a real game would
+    not: the true hands when its `needs_deal` (an oracle sampling), the players at every seat
+    when its `needs_players` (the posterior)."""
+
+    needs_deal: bool
+    needs_players: bool
+
+    def observe_deal(self, hands: Iterable[int]) -> None:
+        """The true current hands (4 masks), before each of its moves."""
+        ...
+
+    def observe_players(self, agents: Sequence[Agent]) -> None:
+        """The players at every seat, once before the game."""
         ...
 
 

@@ -40,11 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from scrofazero.agents.greed_kernel import BASE_RELIEF, greed_sample_scores_q, greed_scores_q
-from scrofazero.agents.settings import check_positive
 from scrofazero.games.gongzhu.cards import BASE_VALUE, NUM_CARDS, SCORING_CARDS, SUIT_MASK
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.games.gongzhu.scoring import MID_SCORE_LIST, pile_scores
 from scrofazero.sampling.uniform import sample_owners
+from scrofazero.settings import Count, check_bounds
 
 __all__ = [
     "BASE_RELIEF",
@@ -159,10 +159,16 @@ class GreedSettings:
     """Mr. Greed's settings (its keyword arguments)."""
 
     # sampled deals of the hidden hands per decision (docs/rules.md section 9)
-    num_samples: int = 20
+    num_samples: Count = 20
 
-    def __post_init__(self):
-        self.num_samples = check_positive("num_samples", self.num_samples)
+
+@dataclass
+class _Estimate:
+    """The sizes of an estimate of Mr. Greed's play probabilities (play_probabilities)."""
+
+    num_samples: Count  # Greed's deals per decision
+    draws: Count  # deals sampled and scored (the bootstrap pool)
+    bootstraps: Count  # simulated decisions averaged
 
 
 class MrGreed:
@@ -171,7 +177,7 @@ class MrGreed:
     name = "greed"
 
     def __init__(self, num_samples: int = 20):
-        self.num_samples = GreedSettings(num_samples).num_samples
+        self.num_samples = check_bounds(GreedSettings(num_samples), "greed").num_samples
 
     def act(self, view: InfoView, rng: np.random.Generator) -> int:
         if view.current_player != view.seat:
@@ -222,9 +228,7 @@ def play_probabilities(view: InfoView, num_samples: int = 20, draws: int = 64,
     Returns:
         (legal cards ascending [K], probabilities [K] float64 summing to 1).
     """
-    num_samples = check_positive("num_samples", num_samples)
-    draws = check_positive("draws", draws)
-    bootstraps = check_positive("bootstraps", bootstraps)
+    check_bounds(_Estimate(num_samples, draws, bootstraps), "")
     if view.current_player != view.seat:
         raise ValueError(f"seat {view.seat} is not to move (seat {view.current_player} is)")
     legal = view.legal_actions()
@@ -271,7 +275,8 @@ class GreedPlayModel:
 
     def __init__(self, num_samples: int = 20, draws: int = 128, bootstraps: int = 256,
                  seed: int = 0):
-        self.num_samples, self.draws = num_samples, check_positive("draws", draws)
+        check_bounds(_Estimate(num_samples, draws, 1), "")
+        self.num_samples, self.draws = num_samples, draws
         self.bootstraps, self.seed = bootstraps, seed
 
     def _log_prob(self, public, t: int, mask: int) -> float:

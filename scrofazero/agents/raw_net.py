@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 
 from scrofazero.agents.mr_greed import greed_models
-from scrofazero.agents.settings import check_choice, setting_error
 from scrofazero.games.gongzhu.batch import StateBatch, step
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.nn.checkpoint import load_model
@@ -30,6 +30,7 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.sampling.belief import view_holders
 from scrofazero.sampling.sampler import Sampler, SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands
+from scrofazero.settings import check_bounds, choice, setting_error
 
 MODES = ("value", "policy")
 # The sampling methods this player draws by (it averages over its deals by their weights, so no
@@ -47,7 +48,8 @@ def raw_sampling() -> SamplingConfig:
 class RawSettings:
     """The raw network player's settings (its keyword arguments besides the network)."""
 
-    mode: str = "value"  # value (1-ply value search, paper) | policy (argmax of the mean policy)
+    # value (1-ply value search, paper) | policy (argmax of the mean policy)
+    mode: Annotated[str, choice(*MODES)] = "value"
     # the deals it looks at (sampling/sampler.py): method uniform (paper) | belief | marginals (no
     # deals: the network reads the belief's marginals; for a network fine-tuned on them) | oracle
     # (the true deal: evaluation only) | oracle_important (evaluation only); num_deals per
@@ -55,13 +57,24 @@ class RawSettings:
     sampling: SamplingConfig = field(default_factory=raw_sampling)
 
     def __post_init__(self):
-        self.mode = check_choice("mode", self.mode, MODES)
-        if isinstance(self.sampling, dict):  # given by name, e.g. {"method": "uniform"}
+        # A group given by its settings' names (a dict, e.g. {"method": "uniform"}) is built;
+        # the values are bounded by the declared types, checked with the rest (check_bounds).
+        if isinstance(self.sampling, dict):
             self.sampling = dataclasses.replace(raw_sampling(), **self.sampling)
         if not isinstance(self.sampling, SamplingConfig):
             raise setting_error("sampling", f"must be a group of sampling settings (e.g. "
                                             f"sampling.method=uniform), got {self.sampling!r}")
-        check_choice("sampling.method", self.sampling.method, METHODS)
+
+
+def check_raw(settings: RawSettings, where: str = "raw") -> RawSettings:
+    """`settings` by their declared types, and a sampling method the raw player has (the
+    sampler's methods but the stratified ones, which it does not draw); a ValueError naming the
+    setting otherwise."""
+    check_bounds(settings, where)
+    if settings.sampling.method not in METHODS:
+        raise ValueError(f"{where}.sampling.method={settings.sampling.method!r}: the raw player "
+                         f"draws no strata; choose {' or '.join(METHODS)}")
+    return settings
 
 
 class RawNetworkAgent:
@@ -75,7 +88,7 @@ class RawNetworkAgent:
 
     def __init__(self, checkpoint: str | None = None, model=None, mode: str = "value",
                  sampling: SamplingConfig | None = None, device="cpu"):
-        settings = RawSettings(mode, raw_sampling() if sampling is None else sampling)
+        settings = check_raw(RawSettings(mode, raw_sampling() if sampling is None else sampling))
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         if checkpoint is not None:
@@ -88,7 +101,7 @@ class RawNetworkAgent:
         self.needs_deal = self.sampler.needs_deal  # evaluation only
         self.needs_players = self.sampler.needs_players  # evaluation only
         self.evaluation_only = self.sampler.evaluation_only
-        self._deal = None
+        self._deal: tuple[int, ...] | None = None
 
     def observe_players(self, agents) -> None:
         """The players at every seat (evaluation only): a posterior player weighs its worlds
@@ -134,7 +147,9 @@ class RawNetworkAgent:
         """The view as one state whose other hands are empty (only its public part and the
         viewer's own hand are read) and what the viewer knows of every hand: [1, 52, 4]."""
         c = self.sampling
-        holders = view_holders(view, self.sampler.belief(view), c.calibrate, c.calibrate_above)
+        belief = self.sampler.belief(view)
+        assert belief is not None  # the marginals method reads the card-location network
+        holders = view_holders(view, belief, c.calibrate, c.calibrate_above)
         hands = np.zeros((1, 4), dtype=np.uint64)
         hands[0, view.seat] = view.hand
         return StateBatch.from_view(view, hands), holders[None]

@@ -13,14 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from scrofazero.agents.base import Agent
 from scrofazero.agents.mr_greed import GreedSettings, MrGreed
 from scrofazero.agents.mr_if import MrIf
 from scrofazero.agents.random_agent import RandomAgent
-from scrofazero.agents.raw_net import RawNetworkAgent, RawSettings
+from scrofazero.agents.raw_net import RawNetworkAgent, RawSettings, check_raw
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent, ScrofaZeroSettings
-from scrofazero.agents.settings import setting_error
+from scrofazero.settings import check_bounds, setting_error
 
 
 @dataclass
@@ -35,14 +36,18 @@ class PlayerSpec:
 
     name: str  # evaluate.py's players=[...] / player=..., a seat kind of the table server
     build: Callable[..., Agent]  # the agent class (or a function) taking those arguments
-    settings: type  # dataclass of build's other keyword arguments, every one with a default
+    settings: type[Any]  # dataclass of build's other keyword arguments, every one with a default
     title: str  # how a table names it
     about: str  # one line: what it is (the page's lobby, docs)
     network: bool = False  # build also takes the network: checkpoint=PATH or model=MODULE
+    # checks its settings (settings, where) -> settings: the declared types (check_bounds), and
+    # what they cannot say
+    check: Callable = check_bounds
 
     def settings_from(self, given: Mapping) -> object:
-        """The player's settings from the values a user gave; a field the player does not have
-        or a bad value raises a setting error (agents/settings.py) naming the field.
+        """The player's settings from the values a user gave, checked by their declared types
+        (settings.check_bounds); a field the player does not have or a bad value raises a
+        ValueError naming it as `NAME.FIELD`.
 
         Args:
             given: field name -> value; fields not given keep their defaults.
@@ -53,9 +58,9 @@ class PlayerSpec:
         known = [f.name for f in dataclasses.fields(self.settings)]
         for key in given:
             if key not in known:
-                raise setting_error(key, f"is not a setting of player {self.name!r} "
-                                         f"(it has: {', '.join(known) or 'none'})")
-        return self.settings(**given)
+                raise setting_error(f"{self.name}.{key}", f"is not a setting of player "
+                                    f"{self.name!r} (it has: {', '.join(known) or 'none'})")
+        return self.check(self.settings(**given), self.name)
 
     def arguments(self, settings=None, checkpoint: str | None = None, model=None) -> dict:
         """build's keyword arguments: the fields of `settings`, and the network for a network
@@ -92,7 +97,8 @@ PLAYERS: dict[str, PlayerSpec] = {spec.name: spec for spec in (
                "our full player: sampled deals weighed by belief, then tree search on each",
                network=True),
     PlayerSpec("raw", RawNetworkAgent, RawSettings, "ScrofaZero (raw network)",
-               "the trained network looking one card ahead, without tree search", network=True),
+               "the trained network looking one card ahead, without tree search", network=True,
+               check=check_raw),
     PlayerSpec("greed", MrGreed, GreedSettings, "Mr. Greed",
                "samples the hidden hands and plays the current trick greedily"),
     PlayerSpec("if", MrIf, NoSettings, "Mr. If", "hand-written rules: safe leads, fixed discards"),

@@ -11,13 +11,13 @@ play the argmax. Forced moves are played without sampling or search.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 import torch
 
 from scrofazero.agents.base import Explanation
 from scrofazero.agents.mr_greed import greed_models
-from scrofazero.agents.settings import check_choice
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.checkpoint import load_model
@@ -27,6 +27,7 @@ from scrofazero.sampling.sampler import Sampler, SamplingConfig
 from scrofazero.sampling.stratified import DealSample
 from scrofazero.sampling.uniform import owners_to_hands
 from scrofazero.search.mcts import MCTSConfig, check_search, run_mcts
+from scrofazero.settings import check_bounds, choice
 
 
 def play_search() -> MCTSConfig:
@@ -57,7 +58,7 @@ def play_weighting() -> IECConfig:
 @dataclass
 class ScrofaZeroSettings:
     """The player's settings (its keyword arguments besides the network), as the registry and
-    `evaluate.py scrofazero.*` give them; each is validated by its own config class."""
+    `evaluate.py scrofazero.*` give them; each bounded by its declared type."""
 
     search: MCTSConfig = field(default_factory=play_search)  # MCTS on every sampled deal
     sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched
@@ -65,10 +66,7 @@ class ScrofaZeroSettings:
     weighting: IECConfig = field(default_factory=play_weighting)
     # the network's forwards: float32 | bfloat16 (a bfloat16 copy of the weights: faster for big
     # networks on a CPU with bf16 instructions, values within about 0.4 points)
-    precision: str = "float32"
-
-    def __post_init__(self):
-        self.precision = check_choice("precision", self.precision, PRECISIONS)
+    precision: Annotated[str, choice(*PRECISIONS)] = "float32"
 
 
 @dataclass
@@ -103,15 +101,17 @@ class ScrofaZeroAgent:
                  search: MCTSConfig | None = None, sampling: SamplingConfig | None = None,
                  weighting: IECConfig | None = None, device="cpu", threads: int = 0,
                  precision: str = "float32"):
-        precision = check_choice("precision", precision, PRECISIONS)
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         self.mcts = search if search is not None else play_search()
         self.sampling = sampling if sampling is not None else play_sampling()
         self.iec = weighting if weighting is not None else play_weighting()
+        # by their declared types (a player built in code, or settings changed after they were
+        # checked), and the search's budget
+        check_bounds(ScrofaZeroSettings(self.mcts, self.sampling, self.iec, precision),
+                     "scrofazero")
         check_search(self.mcts, "scrofazero.search")
-        self.iec.__post_init__()  # also catches a config changed after it was built
-        self.sampler = Sampler(self.sampling)  # checks the sampling settings the same way
+        self.sampler = Sampler(self.sampling)
         if not self.sampler.draws_deals:
             raise ValueError(f"sampling method {self.sampling.method} draws no deals: the full "
                              "player searches deals (it is the raw player's)")
@@ -126,8 +126,8 @@ class ScrofaZeroAgent:
         self.needs_deal = self.sampler.needs_deal
         self.needs_players = self.sampler.needs_players
         self.evaluation_only = self.sampler.evaluation_only
-        self._deal = None
-        self._belief = None
+        self._deal: tuple[int, ...] | None = None
+        self._belief: np.ndarray | None = None
         self.last: Decision | None = None
 
     def observe_deal(self, hands) -> None:
@@ -215,7 +215,7 @@ class ScrofaZeroAgent:
             scores = np.where(mass > 0, total / mass, -np.inf)  # [L]
         # A weighed pool: its worlds and their effective sample size (the deals searched are
         # drawn from them); else the searched deals' own.
-        if sample.ess is not None:
+        if sample.worlds is not None and sample.ess is not None:  # set together
             deals, ess = sample.worlds, sample.ess
         else:
             deals, ess = len(weights), effective_sample_size(weights)

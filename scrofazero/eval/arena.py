@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from tqdm import tqdm
 
 from scrofazero.agents import Agent, make_agent
+from scrofazero.agents.base import ObservingAgent
 from scrofazero.cluster import connect
 from scrofazero.games.gongzhu.deals import check_deal, rotate_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
@@ -54,11 +56,11 @@ def play_game(deal, leader: int, agents: Sequence[Agent], rngs) -> list[int]:
     state = GongzhuState(deal, leader)
     for agent in agents:
         if getattr(agent, "needs_players", False):  # the posterior setting: evaluation only
-            agent.observe_players(agents)
+            cast(ObservingAgent, agent).observe_players(agents)
     for _ in range(52):
         seat = state.current_player
         if getattr(agents[seat], "needs_deal", False):  # an oracle setting: evaluation only
-            agents[seat].observe_deal(state.hands)
+            cast(ObservingAgent, agents[seat]).observe_deal(state.hands)
         card = agents[seat].act(state.view(seat), rngs[seat])
         try:
             state.apply(card)

@@ -33,14 +33,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent, play_sampling
 from scrofazero.games.gongzhu.cards import card_code, mask_to_cards
 from scrofazero.games.gongzhu.rules import GongzhuState, InfoView
 from scrofazero.search.mcts import MCTSConfig, check_search
-from scrofazero.settings import NonNegative, Positive, at_most, check_bounds
+from scrofazero.settings import NonNegative, Positive, check_bounds
 
 COSTLIEST = 3  # the mistakes a hand's summary names
 MAX_WORLDS = 4096
@@ -57,7 +59,7 @@ def review_search() -> MCTSConfig:
 class ReviewSettings:
     """How a move is judged (`python review.py --worlds`, docs/commands.md "Review")."""
 
-    worlds: at_most(MAX_WORLDS, low=2) = 256  # deals sampled and searched per move
+    worlds: Annotated[int, Field(ge=2, le=MAX_WORLDS)] = 256  # deals sampled and searched per move
     search: MCTSConfig = field(default_factory=review_search)  # the search on each deal
     # points: a smaller loss is never called a mistake. 15 is a heart and a half; the old review
     # charged up to 15.3 points of pure noise, and 5 called 4.3 % of ScrofaZero's own moves

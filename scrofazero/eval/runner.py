@@ -1,7 +1,10 @@
 """What `evaluate.py game=gongzhu` runs: a player matrix, a WPG measurement or the IEC belief
 diagnostic, printed and returned as a dict (the entry point writes it as JSON).
 
-Talks to eval.arena (duplicate play), games.gongzhu.deals (the deal set) and the players.
+It receives evaluate.py's settings checked (eval/config.py EvaluateConfig, checked by
+scrofazero/config.py check_evaluate: each field within its declared bounds); what the types
+cannot say is checked here: the players' names are registered players. Talks to eval.arena
+(duplicate play), games.gongzhu.deals (the deal set) and the players.
 """
 
 from __future__ import annotations
@@ -11,18 +14,17 @@ import os
 import time
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
 from scrofazero import shipped as shipped_files
 from scrofazero.agents import PlayerSpec, make_agent, player_names, player_spec
-from scrofazero.agents.settings import renamed
 from scrofazero.cluster import connect
 from scrofazero.eval.arena import duplicate_match, format_matrix, matrix
+from scrofazero.eval.config import EvaluateConfig
 from scrofazero.eval.epsilon import format_intransitivity, intransitivity
 from scrofazero.eval.iec_diagnostic import belief_quality
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.settings import renamed
 
 
 def _check_players(names) -> list[str]:
@@ -54,12 +56,11 @@ def find_checkpoint(checkpoint, root="checkpoints", shipped: Path | None = shipp
         "`python train.py` or set checkpoint=PATH")
 
 
-def _group(cfg, name: str) -> dict:
-    """The settings the config's group named after a player gives (field -> value); {} if none."""
-    node = cfg.get(name)
-    if node is None:
+def _group(settings: EvaluateConfig, name: str) -> dict:
+    """The settings the group named after a player gives (field -> value); {} if none."""
+    given = getattr(settings, name, None)
+    if given is None:
         return {}
-    given = OmegaConf.to_object(node) if OmegaConf.is_config(node) else node
     if dataclasses.is_dataclass(given):
         return {f.name: getattr(given, f.name) for f in dataclasses.fields(given)}
     if not isinstance(given, dict):
@@ -67,20 +68,20 @@ def _group(cfg, name: str) -> dict:
     return given
 
 
-def player_settings(cfg, spec: PlayerSpec):
-    """The player's settings as evaluate.py's config gives them: its group `NAME.SETTING`
+def player_settings(settings: EvaluateConfig, spec: PlayerSpec):
+    """The player's settings as evaluate.py's settings give them: its group `NAME.SETTING`
     (`+NAME.SETTING=...` on the command line for a player without a schema group), else the
     defaults. A bad one raises an error naming it as the user spelled it."""
-    node = cfg.get(spec.name)
+    given = _group(settings, spec.name)
     keys = [f.name for f in dataclasses.fields(spec.settings)]
-    keys += list(node.keys()) if hasattr(node, "keys") else []  # an unknown one is named too
+    keys += list(given)  # an unknown one is named too
     try:  # the group's class checks its values as it is built, too
-        return spec.settings_from(_group(cfg, spec.name))
+        return spec.settings_from(given)
     except ValueError as err:
         raise renamed(err, {key: f"{spec.name}.{key}" for key in keys}) from None
 
 
-def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
+def _agent_kwargs(cfg: EvaluateConfig, names, workers: int) -> tuple[dict, str | None]:
     """make_agent keyword arguments for the players `names` (those with any), and the
     checkpoint the network players load. Every player's settings are checked first, before any
     file is looked for."""
@@ -92,16 +93,11 @@ def _agent_kwargs(cfg, names, workers: int) -> tuple[dict, str | None]:
     return {k: v for k, v in kwargs.items() if v}, checkpoint
 
 
-def evaluate_gongzhu(cfg) -> dict:
+def evaluate_gongzhu(cfg: EvaluateConfig) -> dict:
     """Run cfg.mode ('matrix', 'wpg' or 'belief') for Gongzhu; print; return the result dict."""
-    if cfg.deals is not None and cfg.deals < 1:
-        raise ValueError(f"deals must be a positive number of deals, got {cfg.deals}")
     workers = cfg.workers or os.cpu_count() or 1
     backend = "processes"
-    distributed = cfg.get("distributed", "none")
-    if distributed not in ("none", "ray"):
-        raise ValueError(f"distributed={distributed!r}: choose none or ray")
-    if distributed == "ray" and cfg.mode in ("matrix", "wpg"):
+    if cfg.distributed == "ray" and cfg.mode in ("matrix", "wpg"):
         ray = connect(cfg.ray.address, cfg.ray.num_cpus)
         backend = "ray"
         workers = int(cfg.ray.tasks or ray.cluster_resources().get("CPU", 1))
@@ -117,7 +113,7 @@ def evaluate_gongzhu(cfg) -> dict:
             result["intransitivity"] = intransitivity(result["margin"])
             print(format_intransitivity(players, result["intransitivity"]))
     elif cfg.mode == "wpg":
-        opponent = cfg.get("opponent", "greed")
+        opponent = cfg.opponent
         for name in {cfg.player, opponent}:  # a player may meet copies of itself
             player_spec(name)
         kwargs, checkpoint = _agent_kwargs(cfg, [cfg.player, opponent], workers)
@@ -148,13 +144,11 @@ def evaluate_gongzhu(cfg) -> dict:
     return result
 
 
-def _run_belief(cfg) -> dict:
+def _run_belief(cfg: EvaluateConfig) -> dict:
     """mode=belief: eval.iec_diagnostic on games of four copies of cfg.player (the net's own
     view), or, with belief_opponent=NAME, of cfg.player at seats 0 and 2 against that player at
     seats 1 and 3, scored at seats 0 and 2 (the positions a WPG game asks about)."""
-    if cfg.belief_games < 1:
-        raise ValueError(f"belief_games must be >= 1, got {cfg.belief_games}")
-    opponent = cfg.get("belief_opponent")
+    opponent = cfg.belief_opponent
     _check_players([cfg.player, opponent or ("greed" if cfg.player != "greed" else "random")])
     names = [cfg.player] + ([opponent] if opponent and opponent != cfg.player else [])
     kwargs, checkpoint = _agent_kwargs(cfg, names, 1)
@@ -162,7 +156,7 @@ def _run_belief(cfg) -> dict:
     player = make_agent(cfg.player, **kwargs.get(cfg.player, {}))
     other = make_agent(opponent, **kwargs.get(opponent, {})) if opponent else player
     evaluator = NetworkEvaluator(load_model(checkpoint))
-    settings = OmegaConf.to_object(cfg.scrofazero)
+    settings = cfg.scrofazero
     deals = load_deals(cfg.deals_file, limit=cfg.belief_games)
     result = belief_quality([player, other, player, other],
                             lambda x: evaluator.forward_features(x)[0], deals,

@@ -47,7 +47,8 @@ class FishMatch:
     games: Count = 50  # mode=match: deals per table size, each played twice with the teams swapped
     # mode=match and self-play's evaluations: table sizes played (6 and/or 8 players)
     table_sizes: TableSizes = field(default_factory=lambda: [6, 8])
-    calls: one_of(*CALL_MODES) = "any_time"  # any_time (any seat between moves) | own_turn
+    # any_time (any seat between moves) | own_turn
+    calls: one_of(*CALL_MODES) = "any_time"  # type: ignore[valid-type]
     # asking for a card one holds is legal (breaks the "asker lacks it" inference)
     ask_held_allowed: bool = False
     max_moves: Count = 1000  # past this many moves the player to move must call
@@ -91,9 +92,10 @@ class FishSelfPlay:
     # table sizes of the self-play games, alternating
     train_sizes: TableSizes = field(default_factory=lambda: [6, 8])
     # self (every seat the learner) | logic (one team the learner, the other logic)
-    opponent: one_of(*OPPONENTS) = "self"
+    opponent: one_of(*OPPONENTS) = "self"  # type: ignore[valid-type]
     lr: Positive = 1.0e-3  # Adam learning rate
-    hidden: at_most(65536) = 64  # width of the scorer's two hidden layers
+    # width of the scorer's two hidden layers
+    hidden: at_most(65536) = 64  # type: ignore[valid-type]
     alpha: Finite = 10.0  # initial weight of the move's success probability in its score
     gamma: Share = 0.98  # discount per move of the set and win rewards
     hit_reward: Finite = 0.1  # shaping, +this for a hit, -this for a miss (the ask's own return)
@@ -112,7 +114,7 @@ class FishSelfPlay:
     checkpoint_every: Count = 10  # updates between checkpoints (and always at the end)
     # learner seats call certain sets on their turn (mover) or between any two moves (every_seat, as
     # in matches; slower)
-    call_checks: one_of(*CALL_CHECKS) = "mover"
+    call_checks: one_of(*CALL_CHECKS) = "mover"  # type: ignore[valid-type]
     seed: Seed = 0  # seeds every self-play game (with its index) and the scorer's initial weights
     # start from this scorer's weights (a model.pt, latest.pt or models/fish_learned.pt) with a
     # fresh Adam; kept in the run's settings
@@ -124,7 +126,7 @@ class FishConfig(GameConfig):
     name: str = "fish"
     # train.py: player (the self-play scorer, game.selfplay) | predictor (the hand predictor on
     # simulated games, game.predictor)
-    learner: one_of(*LEARNERS) = "player"
+    learner: one_of(*LEARNERS) = "player"  # type: ignore[valid-type]
     match: FishMatch = field(default_factory=FishMatch)
     track: FishTrack = field(default_factory=FishTrack)
     player: FishPlayers = field(default_factory=FishPlayers)
@@ -135,5 +137,5 @@ class FishConfig(GameConfig):
 def check_fish_inputs(cfg) -> None:
     """evaluate.py game=fish: the learned hand predictor (model=PATH) is read and checked before
     the tracker runs, so a damaged file costs nothing (the transcripts are read first anyway)."""
-    if cfg.get("predictor"):
+    if cfg.predictor:
         load_predictor(cfg.predictor)

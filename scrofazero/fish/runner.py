@@ -7,7 +7,8 @@ configured table size (fish/match.py), win rates with 95% intervals.
 
 from __future__ import annotations
 
-from omegaconf import OmegaConf
+import dataclasses
+
 from tqdm import tqdm
 
 from scrofazero.fish.belief.evidence import AskModel
@@ -118,7 +119,7 @@ def _match(cfg) -> dict:
         raise ValueError(f"game=fish mode=match needs players=[A,B] with A, B in "
                          f"{tuple(FISH_PLAYERS)}, got players={names}")
     g = cfg.game.match
-    players = OmegaConf.to_object(cfg.game.player)  # FishPlayers: each player's settings
+    players = cfg.game.player  # FishPlayers: each player's settings
     params = {"calls": g.calls, "ask_held_allowed": bool(g.ask_held_allowed)}
     kwargs = {name: {"settings": getattr(players, "logic" if name == "logic_open" else name)}
               for name in FISH_PLAYERS}
@@ -148,7 +149,7 @@ def _match(cfg) -> dict:
             print(f"    learned calls right: {c['right']} of {c['calls']}")
     return {"players": names, "games_per_table": 2 * g.games, "tables": tables,
             "settings": {**params, "max_moves": g.max_moves, "seed": cfg.seed,
-                         "players": {name: OmegaConf.to_container(cfg.game.player[name])
+                         "players": {name: dataclasses.asdict(getattr(cfg.game.player, name))
                                      for name in sorted({"logic" if n == "logic_open" else n
                                                          for n in names})},
                          **({"checkpoint": checkpoint} if "learned" in names else {})}}

@@ -8,9 +8,13 @@ takes the fast path (`public_pre`, `log_prob_rows`), which reuses everything but
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from scrofazero import shipped
@@ -124,7 +128,8 @@ class BehaviourNet(ResidualMLP):
         """
         x = x.clone()
         x[:, _HAND] = 0.0
-        return self.inp(x)
+        pre: torch.Tensor = self.inp(x)
+        return pre
 
     def hand_logits(self, public_pre: torch.Tensor, pos_index: torch.Tensor,
                     hands: torch.Tensor) -> torch.Tensor:
@@ -142,13 +147,13 @@ class BehaviourNet(ResidualMLP):
         return self.trunk(torch.addmm(public_pre[pos_index], hands, w_hand.t()))
 
 
-def _pick(logp: torch.Tensor, cards) -> np.ndarray:
+def _pick(logp: torch.Tensor, cards: npt.ArrayLike) -> np.ndarray:
     """[R] float32 entries logp[r, cards[r]]."""
     idx = torch.from_numpy(np.asarray(cards, dtype=np.int64))[:, None]
     return logp.gather(1, idx)[:, 0].numpy().astype(np.float32, copy=False)
 
 
-def _rows(p: Positions, pos_index, hands) -> Positions:
+def _rows(p: Positions, pos_index: npt.ArrayLike, hands: npt.ArrayLike) -> Positions:
     """Positions of rows: position pos_index[r] of `p` with the viewer holding hands[r]."""
     rows = p.take(np.asarray(pos_index, dtype=np.int64))
     return Positions(np.asarray(hands, dtype=bool), rows.cards, rows.seats, rows.plies,
@@ -185,7 +190,7 @@ class BehaviourModel:
         meta: what the file says of its training (plain data), kept as `meta`.
     """
 
-    def __init__(self, net: BehaviourNet, meta: dict | None = None):
+    def __init__(self, net: BehaviourNet, meta: Mapping[str, Any] | None = None) -> None:
         self.net = net.eval()
         self.meta = dict(meta or {})
 
@@ -254,13 +259,14 @@ class BehaviourModel:
         return _pick(masked_log_softmax(logits, legal_t), cards)
 
 
-def save_behaviour(path, net: BehaviourNet, meta: dict | None = None) -> Path:
+def save_behaviour(path: str | os.PathLike[str], net: BehaviourNet,
+                   meta: Mapping[str, Any] | None = None) -> Path:
     """Write a self-describing behaviour file atomically (nn/netfile.py): format, feature version,
     shape, weights and `meta`, plain data on its training; returns the path written."""
     return save_net_file(path, FORMAT, FEATURE_VERSION, net, meta)
 
 
-def load_behaviour(path=None) -> BehaviourModel:
+def load_behaviour(path: str | os.PathLike[str] | None = None) -> BehaviourModel:
     """The behaviour network of `path` (None or "": the shipped one); a ValueError naming the file
     when it is not a behaviour file of these features. A file already loaded (same path, size and
     modification time) is not read again: every player shares that model (nn/netfile.py).

@@ -20,8 +20,11 @@ and the rules, nothing of players or search. Files carry their own shape and fea
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -69,13 +72,13 @@ class Positions:
     def __len__(self) -> int:
         return len(self.plies)
 
-    def take(self, idx) -> Positions:
+    def take(self, idx: np.ndarray | slice) -> Positions:
         """Rows `idx` (an index array, mask or slice) as new Positions."""
         return Positions(self.hand[idx], self.cards[idx], self.seats[idx], self.plies[idx],
                          self.viewer[idx])
 
 
-def view_positions(views) -> Positions:
+def view_positions(views: Iterable[InfoView]) -> Positions:
     """The Positions of InfoViews, one row each.
 
     Args:
@@ -98,7 +101,7 @@ def view_positions(views) -> Positions:
     return Positions(hand, cards, seats, plies, viewer)
 
 
-def _plays(p: Positions):
+def _plays(p: Positions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(rows, plies, cards, relative seats, led suit) of every play made before each position."""
     valid = _CARDS[None, :] < p.plies[:, None]  # [B, 52]
     rows, ply = np.nonzero(valid)
@@ -129,7 +132,8 @@ def allowed_seats(p: Positions) -> np.ndarray:
     unseen = ~p.hand & ~played  # [B, 52]
     free = ~void[:, 1:, :][:, :, _SUIT]  # [B, 3, 52]
     has_cards = (count[:, 1:] < 13)[:, :, None]  # [B, 3, 1]
-    return (unseen[:, None, :] & free & has_cards).transpose(0, 2, 1)
+    allowed: np.ndarray = (unseen[:, None, :] & free & has_cards).transpose(0, 2, 1)
+    return allowed
 
 
 def features(p: Positions) -> np.ndarray:
@@ -196,9 +200,10 @@ class ResidualMLP(nn.Module):
             h = nn.functional.dropout(h, self.dropout, self.training)
         for block in self.blocks:
             h = torch.relu(h + block(h))
-        return self.out(h)
+        out: torch.Tensor = self.out(h)
+        return out
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Constructor arguments as plain Python values (stored in the network's files)."""
         return {"hidden": self.hidden, "num_blocks": self.num_blocks, "dropout": self.dropout}
 
@@ -258,7 +263,7 @@ class BeliefModel:
         meta: what the file says of its training (plain data), kept as `meta`.
     """
 
-    def __init__(self, net: BeliefNet, meta: dict | None = None):
+    def __init__(self, net: BeliefNet, meta: Mapping[str, Any] | None = None) -> None:
         self.net = net.eval()
         self.meta = dict(meta or {})
 
@@ -292,13 +297,14 @@ class BeliefModel:
         return relative_to_absolute(self.relative(view_positions([view]))[0], view.seat)
 
 
-def save_belief(path, net: BeliefNet, meta: dict | None = None) -> Path:
+def save_belief(path: str | os.PathLike[str], net: BeliefNet,
+                meta: Mapping[str, Any] | None = None) -> Path:
     """Write a self-describing belief file atomically (nn/netfile.py): format, feature version,
     shape, weights and `meta`, plain data on its training; returns the path written."""
     return save_net_file(path, FORMAT, FEATURE_VERSION, net, meta)
 
 
-def load_belief(path=None) -> BeliefModel:
+def load_belief(path: str | os.PathLike[str] | None = None) -> BeliefModel:
     """The belief network of `path` (None or "": the shipped one); a ValueError naming the file
     when it is not a belief file of these features. A file already loaded (same path, size and
     modification time) is not read again: every player shares that model (nn/netfile.py).

@@ -15,7 +15,7 @@ import io
 import os
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import torch
 
 from scrofazero.atomic import strict_json, write_atomic
 from scrofazero.nn.encoding import ENCODING_VERSION
+from scrofazero.nn.netfile import SavedNet
 from scrofazero.nn.network import PolicyValueNet
 
 # Every game's trainer refuses a damaged file with these, so they live in the run harness.
@@ -51,7 +52,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_save(payload: dict, target: Path) -> None:
+def _atomic_save(payload: dict[str, Any], target: Path) -> None:
     """torch.save to a temp file next to `target`, fsync, then os.replace onto `target`; the
     previous target is untouched if anything fails. Serialised in memory first, so a failed
     write (a full disk) is write_atomic's OSError naming `target`, not torch's wrapped one."""
@@ -62,7 +63,7 @@ def _atomic_save(payload: dict, target: Path) -> None:
     _fsync_dir(target.parent)
 
 
-def _pack(obj):
+def _pack(obj: Any) -> Any:
     """numpy arrays -> tagged tensors (recursively), so `extra` (replay records, rng state)
     loads with weights_only=True, which refuses pickled numpy objects."""
     if isinstance(obj, np.ndarray):
@@ -78,7 +79,7 @@ def _pack(obj):
     return obj
 
 
-def _unpack(obj):
+def _unpack(obj: Any) -> Any:
     if isinstance(obj, dict):
         if len(obj) == 1 and _NDARRAY in obj:
             return obj[_NDARRAY].cpu().numpy()  # map_location may have moved it
@@ -98,8 +99,10 @@ def _snapshots(run_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
-             run: dict | None = None, ema=None) -> dict:
+def _payload(model: SavedNet, optimizer: torch.optim.Optimizer | None, step: int,
+             config: Mapping[str, Any], extra: Mapping[str, Any] | None,
+             run: Mapping[str, Any] | None = None, ema: SavedNet | None = None
+             ) -> dict[str, Any]:
     """What a checkpoint file holds (format, versions, the model and its shape, the rest; `run`:
     the run harness's envelope header, scrofazero/runs.py, absent from model-only files; `ema`:
     the network holding the average of `model`'s weights, of the same shape, if there is one)."""
@@ -122,17 +125,17 @@ def _payload(model, optimizer, step: int, config: dict, extra: dict | None,
 
 
 def save_checkpoint(
-    run_dir,
+    run_dir: str | os.PathLike[str],
     *,
-    model,
-    optimizer,
+    model: SavedNet,
+    optimizer: torch.optim.Optimizer | None,
     step: int,
-    config: dict,
-    extra: dict | None = None,
+    config: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
     keep: int = 5,
     before_latest: Callable[[Path], None] | None = None,
-    run: dict | None = None,
-    ema=None,
+    run: Mapping[str, Any] | None = None,
+    ema: SavedNet | None = None,
 ) -> Path:
     """Write run_dir/ckpt_{step:07d}.pt and run_dir/latest.pt; keep the newest `keep` snapshots.
 
@@ -174,7 +177,7 @@ MOMENTS = ("float32", "bfloat16")
 WEIGHTS = ("float32", "float16")
 
 
-def _stored(state: dict, dtype: str, where: str) -> dict:
+def _stored(state: dict[str, Any], dtype: str, where: str) -> dict[str, Any]:
     """A state dict's floating-point tensors cast to `dtype` (one of WEIGHTS) for storage;
     load_state_dict casts them back to the network's float32 when the file is read."""
     if dtype not in WEIGHTS:
@@ -185,8 +188,8 @@ def _stored(state: dict, dtype: str, where: str) -> dict:
             for k, t in state.items()}
 
 
-def save_model_file(path, model, step: int = 0, weights: str = "float32",
-                    meta: dict | None = None) -> Path:
+def save_model_file(path: str | os.PathLike[str], model: SavedNet, step: int = 0,
+                    weights: str = "float32", meta: Mapping[str, Any] | None = None) -> Path:
     """A checkpoint holding only the network (no optimiser, config or extra), written atomically:
     what load_model needs, e.g. for the players of a periodic evaluation.
 
@@ -211,9 +214,11 @@ def save_model_file(path, model, step: int = 0, weights: str = "float32",
     return path
 
 
-def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: dict | None = None,
-                    moments: str = "float32", run: dict | None = None,
-                    weights: str = "float32", ema=None) -> Path:
+def save_state_file(path: str | os.PathLike[str], *, model: SavedNet,
+                    optimizer: torch.optim.Optimizer | None, step: int,
+                    config: Mapping[str, Any], extra: Mapping[str, Any] | None = None,
+                    moments: str = "float32", run: Mapping[str, Any] | None = None,
+                    weights: str = "float32", ema: SavedNet | None = None) -> Path:
     """The compact resumable state of a run, written atomically: a checkpoint (load_checkpoint and
     load_model read it) with model, optimiser, step, config and `extra`, small enough to commit.
     moments="bfloat16" stores Adam's moment estimates at half size and weights="float16" the
@@ -255,7 +260,7 @@ def save_state_file(path, *, model, optimizer, step: int, config: dict, extra: d
     return path
 
 
-def recast_weights(path, weights: str = "float16") -> Path:
+def recast_weights(path: str | os.PathLike[str], weights: str = "float16") -> Path:
     """Rewrite a checkpoint, state or model file in place (atomically) with its network's weights
     stored as `weights` (one of WEIGHTS); everything else is kept as it is. For a state file
     written by a run that started before train.state_weights was set (models/long_run/).
@@ -278,7 +283,8 @@ def recast_weights(path, weights: str = "float16") -> Path:
     return path
 
 
-def load_checkpoint(path, map_location="cpu") -> dict[str, Any]:
+def load_checkpoint(path: str | os.PathLike[str],
+                    map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and validate a checkpoint; a CheckpointError naming the file otherwise.
 
     Args:
@@ -331,7 +337,7 @@ def _unreadable(path: Path, err: Exception) -> str:
     return f"a damaged checkpoint ({first[0] if first else type(err).__name__})"
 
 
-def file_sha256(path) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of the bytes of the file at `path`: what names a network file in lineages
     and caches."""
     digest = hashlib.sha256()
@@ -341,7 +347,7 @@ def file_sha256(path) -> str:
     return digest.hexdigest()
 
 
-def latest_checkpoint(run_dir) -> Path | None:
+def latest_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
     """run_dir/latest.pt if present, else the newest numbered snapshot, else None (also when
     the folder `run_dir` does not exist)."""
     run_dir = Path(run_dir)
@@ -354,7 +360,9 @@ def latest_checkpoint(run_dir) -> Path | None:
     return snaps[-1][1] if snaps else None
 
 
-def load_model(path_or_payload, map_location="cpu", averaged: bool = True):
+def load_model(path_or_payload: str | os.PathLike[str] | dict[str, Any],
+               map_location: str | torch.device = "cpu", averaged: bool = True
+               ) -> PolicyValueNet:
     """A PolicyValueNet rebuilt from a checkpoint, in eval mode.
 
     The network of a checkpoint whose run averaged its weights (train.ema) is the average, the
@@ -369,7 +377,7 @@ def load_model(path_or_payload, map_location="cpu", averaged: bool = True):
     """
     payload = path_or_payload
     if not isinstance(payload, dict):
-        payload = load_checkpoint(path_or_payload, map_location=map_location)
+        payload = load_checkpoint(payload, map_location=map_location)
     where = payload.get("path", "checkpoint")
     key = "ema" if averaged and payload.get("ema") is not None else "model"
     try:
@@ -381,7 +389,7 @@ def load_model(path_or_payload, map_location="cpu", averaged: bool = True):
     return model.eval()
 
 
-def is_model_only(payload: dict) -> bool:
+def is_model_only(payload: Mapping[str, Any]) -> bool:
     """Whether a loaded checkpoint `payload` holds a network only (save_model_file, a shipped
     model such as models/scrofazero.pt): no optimiser, settings or training history."""
     return payload.get("optimizer") is None and not payload.get("config") and not (

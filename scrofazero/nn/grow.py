@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from scrofazero.nn.encoding import INPUT_SIZE
-from scrofazero.nn.network import PolicyValueNet
+from scrofazero.nn.network import PolicyValueNet, ResidualBlock
 
 
 def check_growth(old_hidden: Sequence[int], old_blocks: int, hidden: Sequence[int],
@@ -92,8 +92,8 @@ def _linears(trunk: nn.Sequential) -> list[nn.Linear]:
     return [m for m in trunk if isinstance(m, nn.Linear)]
 
 
-def _blocks(model: PolicyValueNet) -> list[nn.Module]:
-    return [m for m in model.trunk if not isinstance(m, (nn.Linear, nn.ReLU))]
+def _blocks(model: PolicyValueNet) -> list[ResidualBlock]:
+    return [m for m in model.trunk if isinstance(m, ResidualBlock)]  # the rest: Linear, ReLU
 
 
 def grow(model: PolicyValueNet, hidden: Sequence[int], num_blocks: int,

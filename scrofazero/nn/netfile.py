@@ -6,17 +6,30 @@ the same file shares the one model, which is only ever evaluated."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
 
 import torch
 
 from scrofazero.atomic import strict_json, write_atomic
 
-_LOADED: dict = {}  # (format, path, size, mtime) -> the wrapped model
+_LOADED: dict[tuple[str, str, int, int], Any] = {}  # (format, path, size, mtime) -> the model
+_Net = TypeVar("_Net", bound=torch.nn.Module)
+_Model = TypeVar("_Model")
 
 
-def save_net_file(path, fmt: str, feature_version: int, net, meta: dict | None = None) -> Path:
+class SavedNet(Protocol):
+    """A network a file holds: its constructor arguments and its weights."""
+
+    def config(self) -> dict[str, Any]: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+
+def save_net_file(path: str | os.PathLike[str], fmt: str, feature_version: int, net: SavedNet,
+                  meta: Mapping[str, Any] | None = None) -> Path:
     """Write `net` (with a `config()` of its constructor arguments) and `meta` atomically.
 
     Args:
@@ -38,8 +51,8 @@ def save_net_file(path, fmt: str, feature_version: int, net, meta: dict | None =
     return write_atomic(path, lambda f: f.write(data), fsync=True)
 
 
-def load_net_file(path: Path, fmt: str, feature_version: int, kind: str, build: Callable,
-                  wrap: Callable):
+def load_net_file(path: Path, fmt: str, feature_version: int, kind: str,
+                  build: Callable[..., _Net], wrap: Callable[[_Net, Any], _Model]) -> _Model:
     """wrap(net, meta) of the network file `path`, read once per (path, size, modification
     time); a ValueError naming the file when it is not a `kind` network file of these features
     (unreadable, another format or feature version, a bad shape, weights that do not fit it or
@@ -58,10 +71,11 @@ def load_net_file(path: Path, fmt: str, feature_version: int, kind: str, build: 
     if key not in _LOADED:
         net, meta = _read(path, fmt, feature_version, kind, build)
         _LOADED[key] = wrap(net, meta)
-    return _LOADED[key]
+    return cast(_Model, _LOADED[key])
 
 
-def _read(path: Path, fmt: str, feature_version: int, kind: str, build: Callable):
+def _read(path: Path, fmt: str, feature_version: int, kind: str,
+          build: Callable[..., _Net]) -> tuple[_Net, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - a corrupt or foreign file: say which
@@ -72,13 +86,14 @@ def _read(path: Path, fmt: str, feature_version: int, kind: str, build: Callable
     if payload.get("feature_version") != feature_version:
         raise ValueError(f"{path}: made for {kind} features version "
                          f"{payload.get('feature_version')}, this code reads {feature_version}")
-    config = payload.get("config")
+    config: Any = payload.get("config")  # not checked: build(**config) refuses a bad one
     try:
         net = build(**config)
     except (TypeError, ValueError) as err:  # a config that is no dict, or a wrong shape
         raise ValueError(f"{path}: bad network shape {config!r} ({err})") from None
     try:
-        net.load_state_dict(payload.get("model"))
+        weights: Any = payload.get("model")  # not checked: load_state_dict refuses bad ones
+        net.load_state_dict(weights)
     except (RuntimeError, TypeError, AttributeError) as err:
         raise ValueError(f"{path}: weights do not fit the stored shape ({err})") from None
     for name, tensor in net.state_dict().items():

@@ -9,12 +9,15 @@ each of the 16 scoring cards, which seat captures it (seats relative to the move
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
 from scrofazero.nn.encoding import INPUT_SIZE
+from scrofazero.settings import Positive, at_most
 
 # Generous bounds on the network's shape (the paper's has about 11.4 M parameters): past them a
 # typo such as num_blocks=1e9 would allocate until the process is killed.
@@ -62,6 +65,26 @@ def check_size(hidden: Sequence[int], num_blocks: int, aux: bool = False,
     if count > MAX_PARAMETERS:
         raise ValueError(f"{where}hidden={hidden} with {where}num_blocks={num_blocks}: "
                          f"{count:.3g} parameters, more than the bound of {MAX_PARAMETERS:.0e}")
+
+
+
+if TYPE_CHECKING:  # the plain types (mypy takes no call in a type)
+    Width = int
+    Blocks = int
+else:
+    Width = at_most(MAX_WIDTH)  # a layer width of the network
+    Blocks = at_most(MAX_BLOCKS, low=0)  # residual blocks of the network
+
+
+@dataclass
+class ModelConfig:
+    # fully connected trunk widths; the last is the residual width
+    hidden: list[Width] = field(default_factory=lambda: [512, 256])
+    num_blocks: Blocks = 4  # residual blocks (width -> width -> width, ReLU, add)
+    value_scale: Positive = 10.0  # value head output x this = points still to come (paper: 10)
+    # auxiliary heads trained beside policy and value: each seat's final pile score, who captures
+    # each scoring card
+    aux: bool = False
 
 
 class ResidualBlock(nn.Module):
@@ -121,7 +144,8 @@ class PolicyValueNet(nn.Module):
             self.points_head = nn.Linear(width, 4)  # final pile score / value_scale per seat
             self.capture_head = nn.Linear(width, 16 * 4)  # scoring card x capturing seat logits
 
-    def forward_aux(self, x: torch.Tensor):
+    def forward_aux(self, x: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The main and the auxiliary heads together; the network must have aux=True.
 
         Args:
@@ -156,7 +180,7 @@ class PolicyValueNet(nn.Module):
         value = self.value_scale * self.value_head(h).float().squeeze(-1)  # [B]
         return logits, value
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Constructor arguments as plain Python values (stored in checkpoints)."""
         return {
             "hidden": list(self.hidden),
@@ -168,7 +192,7 @@ class PolicyValueNet(nn.Module):
         }
 
     @classmethod
-    def from_config(cls, config: dict) -> PolicyValueNet:
+    def from_config(cls, config: Mapping[str, Any]) -> PolicyValueNet:
         """A freshly initialised network of the shape `config` describes.
 
         Args:

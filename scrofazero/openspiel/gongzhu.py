@@ -149,6 +149,7 @@ class GongzhuSpielState(pyspiel.State):
         return gs.current_player
 
     def _legal_actions(self, player: int) -> list[int]:
+        assert self._engine is not None  # asked at decision nodes only, after the deal
         gs = self._engine.gs
         if player != gs.current_player:
             return []
@@ -186,6 +187,7 @@ class GongzhuSpielState(pyspiel.State):
     def returns(self) -> list[float]:
         if not self.is_terminal():
             return [0.0] * NUM_PLAYERS
+        assert self._engine is not None  # (is_terminal says so)
         return [float(r) for r in self._engine.gs.returns()]
 
     def __str__(self) -> str:
@@ -233,7 +235,7 @@ class GongzhuSpielState(pyspiel.State):
             else:
                 deal.extend(int(c) for c in rng.permutation(mask_to_cards(initial[seat])))
         new = self._replay(deal, [card for _, card in sampled.history])
-        assert new._engine.gs.hands == sampled.hands
+        assert new._engine is not None and new._engine.gs.hands == sampled.hands
         return new
 
     def _resampled_partial_deal(self, player: int, rng: np.random.Generator) -> list[int]:

@@ -136,7 +136,9 @@ class TinyCrewSpielState(pyspiel.State):
         return self._game is not None and self._game.is_terminal()
 
     def returns(self) -> list[float]:
-        return self._game.returns() if self.is_terminal() else [0.0] * NUM_SEATS
+        if self._game is None or not self.is_terminal():
+            return [0.0] * NUM_SEATS
+        return self._game.returns()
 
     def hand_of(self, seat: int) -> int:
         """Current hand of `seat` as a 12-bit mask (cards dealt so far while dealing)."""

@@ -104,7 +104,8 @@ class raw_env(TurnBasedEnv):
         self.first_player = first_player
         self.layout = Layout(num_players)
         self._setup(render_mode, num_players, self.layout.obs_size(), self.layout.size, low=0.0)
-        self.state_: FishState | None = None
+        # None until reset(), which PettingZoo's API has come before any other call
+        self.state_: FishState = None  # type: ignore[assignment]
         self.pending: tuple[int, list[int]] | None = None  # (set being called, seats named)
 
     def legal_actions(self) -> list[int]:

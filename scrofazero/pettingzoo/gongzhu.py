@@ -71,7 +71,8 @@ class raw_env(TurnBasedEnv):
         GongzhuState(leader=leader, seed=0)  # refuses a bad leader before any game starts
         self.leader = leader
         self._setup(render_mode, NUM_SEATS, OBS_SIZE, NUM_CARDS, low=-1.0)
-        self.state_: GongzhuState | None = None
+        # None until reset(), which PettingZoo's API has come before any other call
+        self.state_: GongzhuState = None  # type: ignore[assignment]
 
     def view(self, agent: str) -> InfoView:
         """What `agent`'s seat knows: the view scrofazero's own players act on."""

@@ -5,6 +5,8 @@ and `_text()`; rewards are paid once, when `_over()` first holds."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -60,7 +62,7 @@ class TurnBasedEnv(AECEnv):
         self._cumulative_rewards = {a: 0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self._mover()]
 
     def step(self, action):

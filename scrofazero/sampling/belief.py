@@ -28,9 +28,11 @@ instead of by counting, or plain draws (no important cards).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.sampling.uniform import assignment_owners, view_constraints
@@ -38,7 +40,7 @@ from scrofazero.sampling.uniform import assignment_owners, view_constraints
 MIN_WEIGHT = 1e-6  # floor of an allowed cell, so a confident belief never rules a deal out
 
 
-def _check(weights, sizes):
+def _check(weights: npt.ArrayLike, sizes: Iterable[int]) -> tuple[np.ndarray, tuple[int, ...]]:
     w = np.asarray(weights, dtype=np.float64)
     sizes = tuple(int(s) for s in sizes)
     if w.ndim != 2 or w.shape[1] != 3:
@@ -51,7 +53,8 @@ def _check(weights, sizes):
 
 
 @numba.njit(cache=True)
-def _backward_kernel(w, s0, s1):  # pragma: no cover - compiled; tested through its callers
+def _backward_kernel(w: np.ndarray, s0: int, s1: int
+                     ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     u = w.shape[0]
     z = np.zeros((u + 1, s0 + 1, s1 + 1))
     log_scale = np.zeros(u + 1)
@@ -83,7 +86,8 @@ def _backward_kernel(w, s0, s1):  # pragma: no cover - compiled; tested through 
 
 
 @numba.njit(cache=True)
-def _marginals_kernel(w, z, s0, s1):  # pragma: no cover - compiled
+def _marginals_kernel(w: np.ndarray, z: np.ndarray, s0: int,
+                      s1: int) -> np.ndarray:  # pragma: no cover - compiled
     u = w.shape[0]
     out = np.zeros((u, 3))
     f = np.zeros((s0 + 1, s1 + 1))
@@ -118,7 +122,8 @@ def _marginals_kernel(w, z, s0, s1):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _sample_kernel(w, z, s0, s1, uniforms):  # pragma: no cover - compiled
+def _sample_kernel(w: np.ndarray, z: np.ndarray, s0: int, s1: int,
+                   uniforms: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     num, u = uniforms.shape
     out = np.empty((num, u), dtype=np.int8)
     for r in range(num):
@@ -139,14 +144,14 @@ def _sample_kernel(w, z, s0, s1, uniforms):  # pragma: no cover - compiled
     return out
 
 
-def _backward(w: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
+def _backward(w: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Backward partition sums: z[i, a, b] (scaled) = total weight of dealing cards i..U-1 so
     that seat 0 gets a, seat 1 gets b and seat 2 the rest; log_scale[i] undoes the scaling
     (log of the true sum = log z + log_scale[i])."""
     return _backward_kernel(np.ascontiguousarray(w), sizes[0], sizes[1])
 
 
-def log_partition(weights, sizes) -> float:
+def log_partition(weights: npt.ArrayLike, sizes: Iterable[int]) -> float:
     """log of the sum over consistent deals of prod_c weights[c, owner]: -inf when none.
 
     Args:
@@ -159,7 +164,7 @@ def log_partition(weights, sizes) -> float:
     return float(np.log(top) + log_scale[0]) if top > 0 else float("-inf")
 
 
-def marginals(weights, sizes) -> np.ndarray:
+def marginals(weights: npt.ArrayLike, sizes: Iterable[int]) -> np.ndarray:
     """Per-card marginals of the constrained product model (forward-backward); ValueError when
     no deal is consistent.
 
@@ -177,7 +182,8 @@ def marginals(weights, sizes) -> np.ndarray:
     return _marginals_kernel(np.ascontiguousarray(w), z, sizes[0], sizes[1])
 
 
-def sample(weights, sizes, num: int, rng: np.random.Generator) -> np.ndarray:
+def sample(weights: npt.ArrayLike, sizes: Iterable[int], num: int,
+           rng: np.random.Generator) -> np.ndarray:
     """Exact draws from the constrained product model; ValueError when no deal is consistent.
 
     Args:
@@ -197,7 +203,8 @@ def sample(weights, sizes, num: int, rng: np.random.Generator) -> np.ndarray:
                           rng.random((int(num), w.shape[0])))
 
 
-def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndarray:
+def calibrate(target: npt.ArrayLike, sizes: Iterable[int], iterations: int = 20,
+              tol: float = 1e-4) -> np.ndarray:
     """Weights whose constrained model has (about) the marginals `target` (zero cells stay
     zero), by iterative proportional fitting from w = target.
 
@@ -231,7 +238,8 @@ def calibrate(target, sizes, iterations: int = 20, tol: float = 1e-4) -> np.ndar
     return w
 
 
-def fitted_weights(weights, sizes, iterations: int = 20, above: int = 0) -> np.ndarray:
+def fitted_weights(weights: np.ndarray, sizes: Iterable[int], iterations: int = 20,
+                   above: int = 0) -> np.ndarray:
     """The weights the sampler draws from: `calibrate`d when `iterations` > 0 and more than
     `above` cards are unseen, else `weights` as they are (the constrained product).
 
@@ -246,7 +254,8 @@ def fitted_weights(weights, sizes, iterations: int = 20, above: int = 0) -> np.n
     return weights
 
 
-def view_weights(view: InfoView, probabilities: np.ndarray):
+def view_weights(view: InfoView, probabilities: npt.ArrayLike
+                 ) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray]:
     """The sampling problem of `view` with a belief.
 
     Args:
@@ -266,7 +275,8 @@ def view_weights(view: InfoView, probabilities: np.ndarray):
     suit = cards // 13
     allowed = np.stack([((voids[j] >> suit) & 1) == 0 for j in range(3)], axis=1)  # [U, 3]
     allowed &= np.array(sizes)[None, :] > 0
-    cells = probabilities[cards][:, list(others)]  # [U, 3]
+    columns: list[int] = list(others)
+    cells = probabilities[cards][:, columns]  # [U, 3]
     weights = np.where(allowed, np.maximum(cells, MIN_WEIGHT), 0.0)
     return cards, sizes, others, weights
 
@@ -293,13 +303,14 @@ def view_holders(view: InfoView, probabilities: np.ndarray,
     out[[c for c in range(52) if view.hand >> c & 1], view.seat] = 1.0
     if len(cards):
         weights = fitted_weights(weights, sizes, calibrate_iterations, calibrate_above)
-        out[np.ix_(cards, list(others))] = marginals(weights, sizes)
+        out[np.ix_(cards, np.asarray(others))] = marginals(weights, sizes)
     return out
 
 
 def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[int, ...],
                   per_stratum: int, rng: np.random.Generator, calibrate_iterations: int = 20,
-                  calibrate_above: int = 0):
+                  calibrate_above: int = 0
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Deals of `view`'s unseen cards from a belief: `per_stratum` deals in each placement of the
     `important` cards that the belief allows, each stratum weighted by its probability under the
     (calibrated) belief; with no important cards, `per_stratum` equally weighted draws. Never an
@@ -326,7 +337,8 @@ def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[in
     weights = fitted_weights(weights, sizes, calibrate_iterations, calibrate_above)
     important = tuple(important)
     where = np.searchsorted(cards, important).astype(np.int64)
-    patterns, log_z = [], []
+    patterns: list[tuple[tuple[int, ...], np.ndarray]] = []
+    log_zs: list[float] = []
     for combo in itertools.product(range(3), repeat=len(important)):
         pinned = weights.copy()
         for pos, seat in zip(where, combo):
@@ -336,10 +348,10 @@ def sample_belief(view: InfoView, probabilities: np.ndarray, important: tuple[in
         lz = log_partition(pinned, sizes)
         if np.isfinite(lz):
             patterns.append((combo, pinned))
-            log_z.append(lz)
+            log_zs.append(lz)
     if not patterns:
         raise ValueError("no consistent deal: the view's voids and hand sizes allow none")
-    log_z = np.array(log_z)
+    log_z = np.array(log_zs)
     stratum_prob = np.exp(log_z - log_z.max())
     stratum_prob /= stratum_prob.sum()
     assign = np.concatenate([sample(pinned, sizes, per_stratum, rng) for _, pinned in patterns])

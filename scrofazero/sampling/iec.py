@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from scrofazero.games.gongzhu.batch import StateBatch, legal_mask, step
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.encoding import encode_own_view
+from scrofazero.settings import Count, Fraction, NonNegative, Positive, choice
 
 FORMS = ("exp", "linear")
 PLAYS = ("relevant", "discards", "all")
@@ -37,27 +39,18 @@ class IECConfig:
     evaluate.py)."""
 
     enabled: bool = True  # reweight the deals by the other players' earlier plays (the paper)
-    beta_post: float = 0.015  # posterior temperature per point of regret (paper: 0.015)
+    # posterior temperature per point of regret (paper: 0.015)
+    beta_post: NonNegative = 0.015
     # the policy target's inverse temperature per point: logit gap / beta = points
-    beta: float = 0.2
+    beta: Positive = 0.2
     # exp: exp(-beta_post x regret) | linear: the original max(floor, 1 - beta_post x regret)
-    form: str = "exp"
-    floor: float = 0.1  # lowest factor of the linear form
+    form: Annotated[str, choice(*FORMS)] = "exp"
+    floor: Fraction = 0.1  # lowest factor of the linear form
     # deals weighed per searched deal (1: the paper; m > 1: see ScrofaZeroAgent.weigh)
-    draws: int = 1
+    draws: Count = 1
     # which earlier plays of other seats inform: relevant (the paper's: rank 8+, led suit when
     # following) | discards (those and every card played off the led suit) | all
-    plays: str = "relevant"
-
-    def __post_init__(self):
-        if self.form not in FORMS:
-            raise ValueError(f"unknown IEC form {self.form!r}; choose from {', '.join(FORMS)}")
-        if self.beta <= 0 or self.beta_post < 0:
-            raise ValueError("IEC needs beta > 0 and beta_post >= 0")
-        if self.draws < 1:
-            raise ValueError(f"weighting draws must be >= 1, got {self.draws}")
-        if self.plays not in PLAYS:
-            raise ValueError(f"unknown IEC plays {self.plays!r}; choose from {', '.join(PLAYS)}")
+    plays: Annotated[str, choice(*PLAYS)] = "relevant"
 
 
 def relevant_plays(view: InfoView, plays: str = "relevant") -> list[int]:
@@ -166,7 +159,8 @@ def combine(prior: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
     prior = np.asarray(prior, dtype=np.float64)
     z = np.log(np.maximum(prior, 1e-300)) + np.asarray(log_factor, dtype=np.float64)
     w = np.exp(z - z.max())
-    return w / w.sum()
+    posterior: np.ndarray = w / w.sum()
+    return posterior
 
 
 def effective_sample_size(weights: np.ndarray) -> float:

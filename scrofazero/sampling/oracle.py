@@ -10,6 +10,8 @@ these settings at a table, behind the protocol or in PettingZoo is refused
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from scrofazero.games.gongzhu.cards import C10, DJ, NUM_CARDS, SQ, card_index
@@ -23,7 +25,7 @@ class OracleError(ValueError):
     """An oracle setting was used where the true deal is not given (a real game)."""
 
 
-def true_owners(view: InfoView, hands) -> np.ndarray:
+def true_owners(view: InfoView, hands: Iterable[int] | None) -> np.ndarray:
     """[52] int8 owner of every card in the true current `hands` (4 masks), -1 for played
     cards; OracleError when no deal was given or it does not match the view."""
     if hands is None:
@@ -41,8 +43,8 @@ def true_owners(view: InfoView, hands) -> np.ndarray:
     return owners
 
 
-def oracle_owners(view: InfoView, hands, num_deals: int, rng: np.random.Generator,
-                  important_only: bool) -> np.ndarray:
+def oracle_owners(view: InfoView, hands: Iterable[int] | None, num_deals: int,
+                  rng: np.random.Generator, important_only: bool) -> np.ndarray:
     """Deals that use the true deal; OracleError when it is not given or does not match.
 
     Args:

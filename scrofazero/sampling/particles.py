@@ -19,7 +19,7 @@ equal draws merged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,14 +38,14 @@ class PublicHistory:
     (hands unknown, 0) and their Positions (viewer = the seat that played), and a `cache` a play
     model may keep per-ply results in (the hand's history only grows)."""
 
-    def __init__(self):
-        self.history: tuple = ()
+    def __init__(self) -> None:
+        self.history: tuple[tuple[int, int], ...] = ()
         self.views: list[InfoView] = []
         self.positions: Positions | None = None
         self.cards = np.zeros(0, dtype=np.int64)
         self.seats = np.zeros(0, dtype=np.int64)
         self.led = np.zeros(0, dtype=np.int64)  # [n] led suit at each play, -1 when leading
-        self.cache: dict = {}
+        self.cache: dict[object, Any] = {}
 
     def update(self, view: InfoView) -> None:
         """Take the history of `view` (which extends the one held)."""
@@ -108,17 +108,17 @@ class _Proposal:
 
 @dataclass
 class _Pool:
-    key: tuple  # (seat, first leader, the seat's hand at the start): which hand this is
+    key: tuple[int, int, int]  # (seat, first leader, its hand at the start): which hand this is
     public: PublicHistory = field(default_factory=PublicHistory)
     plies: int = 0  # plays taken into the likelihoods
     start: np.ndarray = field(default_factory=lambda: np.zeros((0, NUM_CARDS), np.int8))  # [M]
     log_lik: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [M]
-    proposals: list = field(default_factory=list)
+    proposals: list[_Proposal] = field(default_factory=list)
     # the pool as it was before its last decision (plies of history seen, start, log_lik,
     # number of proposals, plies weighed; the arrays are replaced, never changed in place):
     # asked about the same moment again (decide after act), it weighs from there, as the first
     # time
-    before: tuple | None = None
+    before: tuple[int, np.ndarray, np.ndarray, int, int] | None = None
 
 
 @dataclass
@@ -147,13 +147,14 @@ def _start_hand(view: InfoView) -> int:
 def _hands_at(start: np.ndarray, seat: int, played_before: np.ndarray) -> np.ndarray:
     """[M, 52] bool: seat's hand in each world just before a play (cards played before it
     gone)."""
-    return (start == seat) & ~played_before[None, :]
+    hands: np.ndarray = (start == seat) & ~played_before[None, :]
+    return hands
 
 
 def _follows(hands: np.ndarray, card: int, led: int) -> np.ndarray:
     """[M] bool: playing `card` was legal for each hand (it holds it; it follows the led suit or
     holds none of it)."""
-    ok = hands[:, card].copy()
+    ok: np.ndarray = hands[:, card].copy()
     if led >= 0 and _SUIT[card] != led:
         ok &= ~hands[:, led == _SUIT].any(axis=1)
     return ok
@@ -191,7 +192,8 @@ class ParticleWeigher:
                            pool.plies)
         return pool
 
-    def weigh(self, view: InfoView, belief: np.ndarray, models: dict, num_deals: int,
+    def weigh(self, view: InfoView, belief: np.ndarray, models: dict[int, PlayModel],
+              num_deals: int,
               rng: np.random.Generator) -> Weighed:
         """The deals to search for `view`, drawn from the pool weighed by the plays.
 
@@ -250,7 +252,7 @@ class ParticleWeigher:
         floored = np.maximum(log_p, np.log(c.floor))
         return np.where(np.isneginf(log_p), -np.inf, c.temperature * floored)
 
-    def _take_plays(self, pool: _Pool, view: InfoView, models: dict) -> None:
+    def _take_plays(self, pool: _Pool, view: InfoView, models: dict[int, PlayModel]) -> None:
         """The plays made since the pool's last decision: worlds that contradict one leave,
         the others' likelihoods take them in."""
         public = pool.public
@@ -270,7 +272,8 @@ class ParticleWeigher:
             pool.start, pool.log_lik = pool.start[alive], pool.log_lik[alive]
         pool.plies = len(view.history)
 
-    def _propose(self, pool: _Pool, view: InfoView, belief: np.ndarray, models: dict,
+    def _propose(self, pool: _Pool, view: InfoView, belief: np.ndarray,
+                 models: dict[int, PlayModel],
                  rng: np.random.Generator) -> None:
         """Fresh worlds, with their likelihood of every earlier play: most from the belief's
         calibrated product model, a share exactly uniform over the consistent worlds (so that
@@ -311,7 +314,8 @@ class ParticleWeigher:
         pool.log_lik = np.concatenate([pool.log_lik, log_lik[alive]])
 
     @staticmethod
-    def _draw(pool: _Pool, view: InfoView, cards, sizes, others, weights, count: int,
+    def _draw(pool: _Pool, view: InfoView, cards: np.ndarray, sizes: tuple[int, ...],
+              others: tuple[int, ...], weights: np.ndarray, count: int,
               rng: np.random.Generator) -> np.ndarray:
         """[count, 52] worlds (who held each card at the start) drawn from the product model of
         `weights` under the view's hand sizes."""
@@ -328,14 +332,16 @@ class ParticleWeigher:
             return np.zeros(len(start))
         column = proposal.seat_index[start[:, proposal.cards]]  # [M, U]
         picked = proposal.log_w[np.arange(len(proposal.cards))[None, :], column]
-        return picked.sum(axis=1) - proposal.log_z
+        log_q: np.ndarray = picked.sum(axis=1) - proposal.log_z
+        return log_q
 
     def _log_mixture(self, pool: _Pool, start: np.ndarray) -> np.ndarray:
         """[M] log of the sum over the hand's proposals of (worlds proposed) x (probability of
         proposing each world): the denominator of multiple importance sampling."""
         terms = np.stack([np.log(p.count) + self._log_q(p, start) for p in pool.proposals])
         top = terms.max(axis=0)
-        return top + np.log(np.exp(terms - top).sum(axis=0))
+        log_mixture: np.ndarray = top + np.log(np.exp(terms - top).sum(axis=0))
+        return log_mixture
 
 
 def _systematic(weights: np.ndarray, num: int, rng: np.random.Generator) -> np.ndarray:

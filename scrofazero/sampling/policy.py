@@ -31,6 +31,7 @@ class BehaviourPlayModel:
         n = len(public.history)
         if have is None or len(have) < n:
             start = 0 if have is None else len(have)
+            assert public.positions is not None  # set by the update that extended the history
             new = self.model.public_pre(public.positions.take(slice(start, n)))
             have = new if have is None else torch.cat([have, new])
             public.cache[key] = have

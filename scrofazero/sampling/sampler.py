@@ -10,16 +10,19 @@ method's name itself.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from scrofazero.games.gongzhu.rules import InfoView
 from scrofazero.nn.behaviour import load_behaviour
 from scrofazero.nn.belief import load_belief
 from scrofazero.sampling.belief import sample_belief
 from scrofazero.sampling.oracle import oracle_owners
-from scrofazero.sampling.particles import PRIORS, ParticleWeigher, WeighingConfig
+from scrofazero.sampling.particles import PRIORS, ParticleWeigher, PlayModel, WeighingConfig
 from scrofazero.sampling.policy import BehaviourPlayModel
 from scrofazero.sampling.stratified import (
     STRATUM_WEIGHTS,
@@ -29,7 +32,13 @@ from scrofazero.sampling.stratified import (
     sample_stratified,
     sample_uniform,
 )
-from scrofazero.settings import setting_error
+from scrofazero.settings import (
+    Count,
+    NonNegativeInt,
+    Share,
+    check_bounds,
+    choice,
+)
 
 METHODS = ("stratified", "uniform", "belief", "belief_stratified", "oracle", "oracle_important",
            "marginals", "policy", "posterior")
@@ -58,72 +67,46 @@ class SamplingConfig:
     # behaviour network's probability of every play seen, sampling/particles.py) | posterior
     # (the same with Mr. Greed's own program at the Mr. Greeds' seats: the posterior ceiling
     # against Mr. Greeds, evaluation only)
-    method: str = "stratified"
-    num_important: int = 2  # important cards pinned per decision (strata: every placement of them)
-    per_stratum: int = 1  # deals drawn in each stratum
-    num_deals: int = 9  # deals per decision with the methods that have no strata
+    method: Annotated[str, choice(*METHODS)] = "stratified"
+    # important cards pinned per decision (strata: every placement of them)
+    num_important: NonNegativeInt = 2
+    per_stratum: Count = 1  # deals drawn in each stratum
+    num_deals: Count = 9  # deals per decision with the methods that have no strata
     # exact (each stratum's uniform probability) | equal (the original)
-    stratum_weights: str = "exact"
+    stratum_weights: Annotated[str, choice(*STRATUM_WEIGHTS)] = "exact"
     # the belief methods: the card-location network file ("" = the shipped models/belief.pt)
     beliefs: str = ""
     # the belief methods: fitting passes that give the deals the network's marginals under the
     # exact hand sizes (0: the raw product)
-    calibrate: int = 20
+    calibrate: NonNegativeInt = 20
     # the belief methods: fit only while more than this many cards are unseen, the raw product
     # after (0: fit whenever a card is unseen; 15, the product from trick 9 on, has the better
     # late log-loss but played -2.8 (1.5) raw, docs/results.md)
-    calibrate_above: int = 0
+    calibrate_above: NonNegativeInt = 0
     # policy | posterior: worlds proposed at a decision, kept between decisions, and the pool's
     # effective sample size below which a decision proposes fresh worlds
-    proposals: int = 128
-    keep: int = 256
-    refresh_ess: float = 16.0
+    proposals: Count = 128
+    keep: Count = 256
+    refresh_ess: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] = 16.0
     # policy | posterior: each play's probability floored at `floor`, then to the power
     # `temperature`
-    floor: float = 0.01
-    temperature: float = 1.0
+    floor: Share = 0.01
+    temperature: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] = 1.0
     # policy | posterior: the worlds' prior, uniform over the consistent worlds (the belief only
     # proposes) | belief (the card-location network's product: it and the plays both count)
-    prior: str = "uniform"
+    prior: Annotated[str, choice(*PRIORS)] = "uniform"
     # policy | posterior: the behaviour network file ("" = the shipped models/behaviour.pt); the
     # posterior models the seats whose program it is not told (its partner) by it
     behaviour: str = ""
-    greed_draws: int = 128  # posterior: deals behind each estimate of Mr. Greed's play
-
-    def __post_init__(self):
-        # Errors name the setting within the group (sampling.KEY); the caller that knows the
-        # group's place names it in full (settings.renamed: raw.sampling.KEY).
-        if self.method not in METHODS:
-            raise setting_error("sampling.method", f"{self.method!r} is an unknown sampling "
-                                f"method; choose from {', '.join(METHODS)}")
-        if self.stratum_weights not in STRATUM_WEIGHTS:
-            raise setting_error("sampling.stratum_weights", f"{self.stratum_weights!r} is "
-                                f"unknown; choose from {', '.join(STRATUM_WEIGHTS)}")
-        if self.prior not in PRIORS:
-            raise setting_error("sampling.prior", f"{self.prior!r} is unknown; choose from "
-                                f"{', '.join(PRIORS)}")
-        for key, low, high in (("floor", 0.0, 1.0), ("temperature", 0.0, 10.0),
-                               ("refresh_ess", 0.0, 1e9)):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                    low < value <= high):
-                raise setting_error(f"sampling.{key}", f"must lie in ({low}, {high}], got "
-                                    f"{value!r}")
-        for key in ("num_important", "per_stratum", "num_deals", "calibrate", "calibrate_above",
-                    "proposals", "keep", "greed_draws"):
-            value = getattr(self, key)
-            low = 0 if key in ("num_important", "calibrate", "calibrate_above") else 1
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise setting_error(f"sampling.{key}", f"must be an integer >= {low}, got "
-                                    f"{value!r}")
+    greed_draws: Count = 128  # posterior: deals behind each estimate of Mr. Greed's play
 
 
 class Sampler:
     """Deals of a view by `config`, with what the method needs loaded once.
 
     Args:
-        config: the sampling settings (checked again here: a config changed after it was built
-            is caught).
+        config: the sampling settings (checked by their declared types here too, so a config
+            built in code or changed after it was built is caught).
 
     Attributes:
         config: the settings.
@@ -141,8 +124,7 @@ class Sampler:
     """
 
     def __init__(self, config: SamplingConfig):
-        config.__post_init__()
-        self.config = config
+        self.config = check_bounds(config, "sampling")
         self.beliefs = load_belief(config.beliefs) if config.method in BELIEFS else None
         self.needs_deal = config.method in ORACLES
         self.draws_deals = config.method not in NO_DEALS
@@ -153,17 +135,17 @@ class Sampler:
             "uses its opponents' own program (sampling posterior)"
             if config.method == "posterior" else None)
         self.needs_players = config.method == "posterior"
-        self.weigher = None
-        self.models: dict = {}
+        self.weigher: ParticleWeigher | None = None
+        self.models: dict[int, PlayModel] = {}
         if config.method in WEIGHED:
             self.weigher = ParticleWeigher(WeighingConfig(
                 config.proposals, config.keep, config.temperature, config.floor, config.prior,
                 refresh_ess=config.refresh_ess), config.calibrate, config.calibrate_above)
-        self.behaviour = None
+        self.behaviour: BehaviourPlayModel | None = None
         if config.method in WEIGHED:  # the posterior models its partner by it
             self.behaviour = BehaviourPlayModel(load_behaviour(config.behaviour))
 
-    def known_players(self, models: dict) -> None:
+    def known_players(self, models: Mapping[int, PlayModel]) -> None:
         """The play models of the seats whose program is known (absolute seat -> PlayModel):
         what `posterior` weighs the worlds by at those seats (the behaviour network at the
         others); given by the evaluation arena only."""
@@ -185,7 +167,8 @@ class Sampler:
         return self.beliefs.probabilities(view) if self.beliefs is not None else None
 
     def draw(self, view: InfoView, rng: np.random.Generator, draws: int = 1,
-             belief: np.ndarray | None = None, hands=None) -> DealSample:
+             belief: np.ndarray | None = None,
+             hands: Iterable[int] | None = None) -> DealSample:
         """`draws` x the configured number of deals (per stratum where there are strata).
 
         Args:
@@ -207,10 +190,13 @@ class Sampler:
             return sample_stratified(view, c.num_important, c.per_stratum * draws, rng,
                                      c.stratum_weights)
         if c.method in WEIGHED:
-            return self._weighed(view, self.belief(view) if belief is None else belief, rng,
-                                 c.num_deals * draws)
+            belief = self.belief(view) if belief is None else belief
+            assert belief is not None  # the weighed methods read the network
+            return self._weighed(view, belief, rng, c.num_deals * draws)
         if c.method in BELIEFS:
             belief = self.belief(view) if belief is None else belief
+            assert belief is not None
+            important: tuple[int, ...]
             if c.method == "belief":
                 important, per = (), c.num_deals * draws
             else:
@@ -227,7 +213,8 @@ class Sampler:
                  num_deals: int) -> DealSample:
         """Deals from the pool of worlds weighed by the plays (sampling/particles.py)."""
         others = [(view.seat + offset) % 4 for offset in (1, 2, 3)]
-        models = {seat: self.behaviour for seat in others}
+        assert self.weigher is not None and self.behaviour is not None  # the weighed methods
+        models: dict[int, PlayModel] = {seat: self.behaviour for seat in others}
         if self.config.method == "posterior":
             known = {seat: m for seat, m in self.models.items() if seat != view.seat}
             if not known:

@@ -110,7 +110,7 @@ class DealSample:
     marginals: np.ndarray | None = None
     worlds: int | None = None
 
-    def take(self, idx) -> DealSample:
+    def take(self, idx: np.ndarray) -> DealSample:
         """Draws `idx` with their weights renormalised (strata tables kept)."""
         weights = self.weights[idx]
         return DealSample(self.owners[idx], weights / weights.sum(), self.stratum[idx],

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from scrofazero.games.gongzhu.cards import NUM_CARDS, mask_to_cards
 from scrofazero.games.gongzhu.rules import InfoView
@@ -24,7 +26,7 @@ _GROUP_ORDER = tuple(sorted(range(1, 8), key=lambda m: (bin(m).count("1"), m)))
 _SEAT_BITS = (1, 2, 4)
 
 
-def _multinomial(n: int, ks) -> int:
+def _multinomial(n: int, ks: Iterable[int]) -> int:
     out, left = 1, n
     for k in ks:
         out *= math.comb(left, k)
@@ -32,7 +34,7 @@ def _multinomial(n: int, ks) -> int:
     return out
 
 
-def _splits(n: int, allowed: int, caps: tuple[int, int, int]):
+def _splits(n: int, allowed: int, caps: tuple[int, ...]) -> Iterator[tuple[int, int, int]]:
     """Every (k0, k1, k2) summing to n with k_j = 0 off `allowed` and k_j <= caps[j]."""
     hi = [min(n, caps[j]) if allowed & _SEAT_BITS[j] else 0 for j in range(3)]
     for k0 in range(hi[0] + 1):
@@ -43,15 +45,17 @@ def _splits(n: int, allowed: int, caps: tuple[int, int, int]):
 
 
 @functools.lru_cache(maxsize=4096)
-def _tables(groups: tuple[tuple[int, int], ...], caps: tuple[int, int, int]):
+def _tables(groups: tuple[tuple[int, int], ...], caps: tuple[int, ...]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """All consistent tables for `groups` ((allowed mask, size) in _GROUP_ORDER) and seat
     capacities `caps` (summing to the number of cards). Returns (within [U], lo [T, U],
     hi [T, U], cum [T] cumulative deal counts, total: exact int); T = 0 when no deal is
     consistent."""
-    rows: list[tuple[tuple[int, int, int], ...]] = []
+    rows: list[tuple[tuple[int, ...], ...]] = []
     counts: list[int] = []
 
-    def extend(i: int, left: tuple[int, int, int], prefix: tuple, count: int) -> None:
+    def extend(i: int, left: tuple[int, ...], prefix: tuple[tuple[int, ...], ...],
+               count: int) -> None:
         if i == len(groups):
             rows.append(prefix)
             counts.append(count)
@@ -77,6 +81,7 @@ def _tables(groups: tuple[tuple[int, int], ...], caps: tuple[int, int, int]):
     within = np.arange(pos_group.size) - np.repeat(np.cumsum([0] + sizes)[:-1], sizes)  # [U]
     lo = tables[:, pos_group, 0]  # [T, U]
     hi = lo + tables[:, pos_group, 1]  # [T, U]
+    cum: np.ndarray
     if total < 2**63:
         # Integer draws keep the table probabilities exact (Gongzhu: at most 39!/13!^3 ~ 8e16).
         cum = np.cumsum(np.array(counts, dtype=np.int64))  # [T]
@@ -87,7 +92,9 @@ def _tables(groups: tuple[tuple[int, int], ...], caps: tuple[int, int, int]):
     return within, lo, hi, cum, total
 
 
-def _check_inputs(cards, sizes, voids, fixed):
+def _check_inputs(cards: npt.ArrayLike, sizes: Iterable[int], voids: Iterable[int],
+                  fixed: npt.ArrayLike | None
+                  ) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
     cards = np.asarray(cards)
     if cards.ndim != 1 or (cards.size and not np.issubdtype(cards.dtype, np.integer)):
         raise ValueError(f"cards must be a 1-D integer array, got shape {cards.shape}")
@@ -119,7 +126,9 @@ def _check_inputs(cards, sizes, voids, fixed):
     return cards, sizes, voids, fixed
 
 
-def _grouping(cards, sizes, voids, fixed):
+def _grouping(cards: np.ndarray, sizes: tuple[int, ...], voids: tuple[int, ...],
+              fixed: np.ndarray | None
+              ) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...], np.ndarray] | str:
     """Group cards by allowed seats. Returns (groups, caps, group_of [U]) or a reason string
     when no deal is consistent."""
     suit_allowed = np.array(
@@ -142,7 +151,8 @@ def _grouping(cards, sizes, voids, fixed):
     return groups, tuple(sizes), index_of[allowed]
 
 
-def count_assignments(cards, sizes, voids, fixed=None) -> int:
+def count_assignments(cards: npt.ArrayLike, sizes: Iterable[int], voids: Iterable[int],
+                      fixed: npt.ArrayLike | None = None) -> int:
     """Exact number of ways to deal `cards` to three seats; 0 when the voids or pins allow none,
     ValueError for malformed input.
 
@@ -161,7 +171,8 @@ def count_assignments(cards, sizes, voids, fixed=None) -> int:
     return _tables(grouping[0], grouping[1])[4]
 
 
-def _sample_free(cards, sizes, voids, fixed, num, rng) -> np.ndarray:
+def _sample_free(cards: np.ndarray, sizes: tuple[int, ...], voids: tuple[int, ...],
+                 fixed: np.ndarray | None, num: int, rng: np.random.Generator) -> np.ndarray:
     """sample_assignment for fixed None or [U]: returns [num, U] int8."""
     grouping = _grouping(cards, sizes, voids, fixed)
     if isinstance(grouping, str):
@@ -181,6 +192,7 @@ def _sample_free(cards, sizes, voids, fixed, num, rng) -> np.ndarray:
         seat_at = (within >= lo[0]).astype(np.int8) + (within >= hi[0])  # [U]
     else:
         # Table t with probability count_t / total (docs/rules.md section 10).
+        draw: np.ndarray
         if cum.dtype == np.int64:
             draw = rng.integers(0, total, size=num, dtype=np.int64)
         else:
@@ -192,8 +204,9 @@ def _sample_free(cards, sizes, voids, fixed, num, rng) -> np.ndarray:
     return out
 
 
-def sample_assignment(cards, sizes, voids, num: int, rng: np.random.Generator,
-                      fixed=None) -> np.ndarray:
+def sample_assignment(cards: npt.ArrayLike, sizes: Iterable[int], voids: Iterable[int],
+                      num: int, rng: np.random.Generator,
+                      fixed: npt.ArrayLike | None = None) -> np.ndarray:
     """Deal `cards` to three seats, exactly uniformly over consistent assignments. Raises
     ValueError when no assignment is consistent.
 
@@ -225,7 +238,8 @@ def sample_assignment(cards, sizes, voids, num: int, rng: np.random.Generator,
     return out
 
 
-def view_constraints(view: InfoView):
+def view_constraints(view: InfoView
+                     ) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """The sampling problem of a view; ValueError when the view contradicts itself.
 
     Args:
@@ -278,7 +292,8 @@ def sample_owners(view: InfoView, num_deals: int, rng: np.random.Generator) -> n
     return assignment_owners(view, cards, others, assign)
 
 
-def assignment_owners(view: InfoView, cards: np.ndarray, others, assign: np.ndarray) -> np.ndarray:
+def assignment_owners(view: InfoView, cards: np.ndarray, others: Sequence[int],
+                      assign: np.ndarray) -> np.ndarray:
     """Whole deals from sampled assignments of the unseen cards.
 
     Args:
@@ -300,7 +315,7 @@ def assignment_owners(view: InfoView, cards: np.ndarray, others, assign: np.ndar
 _CARD_WEIGHTS = 2.0 ** np.arange(NUM_CARDS)  # [52]
 
 
-def owners_to_hands(owners) -> np.ndarray:
+def owners_to_hands(owners: npt.ArrayLike) -> np.ndarray:
     """Hands as 52-bit masks from owners [D, 52] (or [52]): returns [D, 4] (or [4]) uint64."""
     owners = np.asarray(owners)
     if owners.shape[-1:] != (NUM_CARDS,) or owners.ndim not in (1, 2):
@@ -308,7 +323,7 @@ def owners_to_hands(owners) -> np.ndarray:
     flat = owners.reshape(-1, NUM_CARDS)
     onehot = (flat[:, None, :] == np.arange(4)[None, :, None]).astype(np.float64)  # [D, 4, 52]
     # A sum of distinct powers 2^0..2^51 is below 2^52, so float64 holds it exactly.
-    hands = (onehot @ _CARD_WEIGHTS).astype(np.uint64)  # [D, 4]
+    hands: np.ndarray = (onehot @ _CARD_WEIGHTS).astype(np.uint64)  # [D, 4]
     return hands[0] if owners.ndim == 1 else hands
 
 

@@ -6,24 +6,29 @@ vector expressions over all roots with a Python loop over depth only, and each s
 sends the new leaves of every root to the evaluator in one call. Under UCB1 the first
 simulations of a root visit its unvisited legal children in card order whatever the values
 say, so they are all expanded in one first step (one evaluator call for every root's
-children): the same statistics in fewer, larger calls. `run_mcts_sequential` is the
-plain one-root, one-leaf-at-a-time version the tests check it against (and the speed baseline).
+children): the same statistics in fewer, larger calls. `run_mcts_sequential`
+(search/sequential.py) is the plain one-root, one-leaf-at-a-time version the tests check it
+against (and the speed baseline).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
+import numpy.typing as npt
+from pydantic import Field
 
-from scrofazero.search.protocols import BatchedGame, Evaluator
-from scrofazero.settings import NonNegative, at_most, check_bounds
+from scrofazero.search.protocols import BatchedGame, Evaluator, State
+from scrofazero.settings import NonNegative, check_bounds, choice
 
 SELECTIONS = ("ucb", "puct")
 # Generous bounds on the budget: the trees are preallocated, so a typo would allocate until killed.
 MAX_BUDGET_BASE = 1_000_000
 MAX_BUDGET_PER_LEGAL = 100_000
+Arrays = tuple[np.ndarray, ...]  # parallel int arrays: rows, node ids, actions
 
 
 @dataclass
@@ -35,19 +40,14 @@ class MCTSConfig:
 
     c_uct: NonNegative = 30.0  # UCB1 exploration constant, in points
     # simulations per root = budget_base + budget_per_legal x legal cards
-    budget_base: at_most(MAX_BUDGET_BASE, low=0) = 0
+    budget_base: Annotated[int, Field(ge=0, le=MAX_BUDGET_BASE)] = 0
     # simulations per legal card at the root
-    budget_per_legal: at_most(MAX_BUDGET_PER_LEGAL, low=0) = 2
+    budget_per_legal: Annotated[int, Field(ge=0, le=MAX_BUDGET_PER_LEGAL)] = 2
     # child selection rule: ucb (Q + c sqrt(2 ln N / n), the paper) | puct (policy-head prior)
-    selection: str = "ucb"
+    selection: Annotated[str, choice(*SELECTIONS)] = "ucb"
     c_puct: NonNegative = 60.0  # PUCT exploration constant, in points (selection=puct only)
     # search roots with one legal card too (self-play records all 52 plies)
     search_forced: bool = False
-
-    def __post_init__(self):
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"search selection must be one of {', '.join(SELECTIONS)}, "
-                             f"got {self.selection!r}")
 
 
 def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
@@ -62,7 +62,6 @@ def check_search(config: MCTSConfig, where: str = "search") -> MCTSConfig:
     Returns:
         `config` itself, unchanged; a bad value raises a ValueError instead.
     """
-    MCTSConfig.__post_init__(config)
     check_bounds(config, where)
     if config.budget_base + config.budget_per_legal < 1:
         raise ValueError(f"{where}.budget_base={config.budget_base} and {where}.budget_per_legal="
@@ -82,11 +81,10 @@ class SearchResult:
     forced: np.ndarray  # [B] bool: a single legal action, played without search
 
 
-def _check_config(config: MCTSConfig) -> bool:
-    """True for PUCT selection; raises on an unknown rule (also for a config changed after
-    it was built)."""
-    MCTSConfig.__post_init__(config)
-    return config.selection == "puct"
+def check_selection(config: MCTSConfig) -> bool:
+    """True for PUCT selection; raises on an unknown rule (checked by its declared type: also
+    a config built in code or changed after it was built)."""
+    return bool(check_bounds(config, "search").selection == "puct")
 
 
 def root_budgets(legal: np.ndarray, config: MCTSConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -119,10 +117,12 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Policy prior [B, A] float64: softmax over legal actions only (illegal -> 0)."""
     x = np.where(legal, logits.astype(np.float64), -np.inf)
     x = np.exp(x - x.max(axis=1, keepdims=True))
-    return x / x.sum(axis=1, keepdims=True)
+    prior: np.ndarray = x / x.sum(axis=1, keepdims=True)
+    return prior
 
 
-def root_result(q_sum, visits, legal, forced, budget, num_evaluations) -> SearchResult:
+def root_result(q_sum: np.ndarray, visits: np.ndarray, legal: np.ndarray, forced: np.ndarray,
+                budget: np.ndarray, num_evaluations: int) -> SearchResult:
     """Assemble a SearchResult from root edge statistics (q_sum, visits [B, A] float64)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.where(visits > 0, q_sum / visits, np.nan).astype(np.float32)  # [B, A]
@@ -141,10 +141,11 @@ class _StateStore:
     in preallocated buffers written in place; any other batch type is grown with game.concat.
     """
 
-    def __init__(self, game: BatchedGame, roots, capacity: int, root_ids: np.ndarray):
+    def __init__(self, game: BatchedGame, roots: State, capacity: int,
+                 root_ids: np.ndarray) -> None:
         self.game = game
-        self.buffers = None
-        if dataclasses.is_dataclass(roots) and all(
+        self.buffers: dict[str, np.ndarray] | None = None
+        if dataclasses.is_dataclass(roots) and not isinstance(roots, type) and all(
             isinstance(getattr(roots, f.name), np.ndarray)
             and getattr(roots, f.name).shape[:1] == (len(root_ids),)
             for f in dataclasses.fields(roots)
@@ -161,7 +162,7 @@ class _StateStore:
             self.size = 0
         self.write(root_ids, roots)
 
-    def write(self, ids: np.ndarray, states) -> None:
+    def write(self, ids: np.ndarray, states: State) -> None:
         if self.buffers is not None:
             for name, buf in self.buffers.items():
                 buf[ids] = getattr(states, name)
@@ -170,7 +171,7 @@ class _StateStore:
             self.size += len(ids)
             self.batch = self.game.concat([self.batch, states])
 
-    def take(self, ids: np.ndarray):
+    def take(self, ids: np.ndarray) -> State:
         rows = ids if self.buffers is not None else self.row[ids]
         return self.game.take(self.batch, rows)
 
@@ -178,7 +179,8 @@ class _StateStore:
 class _Forest:
     """S search trees of at most M nodes each; node (root r, slot m) has flat id r * M + m."""
 
-    def __init__(self, game, roots, budget: np.ndarray, config: MCTSConfig, puct: bool):
+    def __init__(self, game: BatchedGame, roots: State, budget: np.ndarray, config: MCTSConfig,
+                 puct: bool) -> None:
         self.game, self.config, self.puct = game, config, puct
         S, A = len(budget), game.num_actions
         self.M = M = int(budget.max()) + 1  # each simulation adds at most one node
@@ -206,21 +208,23 @@ class _Forest:
         node_n = self.node_n[f]  # [g]
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.puct:
+                assert self.prior is not None
                 mean = self.node_w[f] / node_n  # [g] unvisited children take the node's mean
                 q = np.where(n > 0, self.edge_w[f] / n, mean[:, None])
                 bonus = self.config.c_puct * self.prior[f] * np.sqrt(node_n)[:, None] / (1 + n)
-                return np.where(legal, q + bonus, -np.inf).argmax(axis=1)
+                chosen: np.ndarray = np.where(legal, q + bonus, -np.inf).argmax(axis=1)
+                return chosen
             unvisited = legal & (n == 0)  # UCB1: an unvisited child scores +inf
-            first = unvisited.argmax(axis=1)
+            first: np.ndarray = unvisited.argmax(axis=1)
             has_unvisited = unvisited[np.arange(len(f)), first]
             if has_unvisited.all():
                 return first
             score = self.edge_w[f] / n + self.config.c_uct * np.sqrt(
                 self.log[node_n][:, None] / n)
-            best = np.where(n > 0, score, -np.inf).argmax(axis=1)
+            best: np.ndarray = np.where(n > 0, score, -np.inf).argmax(axis=1)
         return np.where(has_unvisited, first, best)
 
-    def descend(self, act: np.ndarray):
+    def descend(self, act: np.ndarray) -> tuple[Arrays, Arrays, Arrays, Arrays]:
         """One selection per active tree act [G]; returns the path and where each one stopped.
 
         Returns (nodes, edges, stop_terminal, stop_new): nodes = (rows, flat ids) of every node
@@ -230,7 +234,10 @@ class _Forest:
         """
         rows = np.arange(len(act))
         f = act * self.M
-        nodes, edges, term, new = [], [], [], []
+        nodes: list[Arrays] = []
+        edges: list[Arrays] = []
+        term: list[Arrays] = []
+        new: list[Arrays] = []
         while len(rows):
             nodes.append((rows, f))
             t = self.terminal[f]
@@ -247,7 +254,8 @@ class _Forest:
             rows, f = rows[~fresh], nxt[~fresh]
         return _cat(nodes, 2), _cat(edges, 3), _cat(term, 2), _cat(new, 3)
 
-    def expand(self, act, new, evaluator: Evaluator, rank=None):
+    def expand(self, act: np.ndarray, new: Arrays, evaluator: Evaluator,
+               rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Create and evaluate the new leaves; returns (rows, new flat ids, values [n, P],
         number of states evaluated). rank [n]: where several leaves share a tree, each one's
         place among them (None: at most one leaf per tree, a simulation step)."""
@@ -277,6 +285,7 @@ class _Forest:
             values[live] = np.asarray(v, dtype=np.float32)
             num_eval = len(live)
             if self.puct:
+                assert self.prior is not None
                 self.prior[f[live]] = masked_softmax(np.asarray(logits), self.legal[f[live]])
         self.value[f] = values
         return rows, f, values, num_eval
@@ -303,7 +312,8 @@ class _Forest:
         self.node_w[f] = values[np.arange(len(f)), self.mover[f]]
         return evaluated
 
-    def backup(self, act, nodes, edges, stop_terminal, new_leaves) -> None:
+    def backup(self, act: np.ndarray, nodes: Arrays, edges: Arrays, stop_terminal: Arrays,
+               new_leaves: Arrays) -> None:
         """Add each simulation's value vector to every node and edge on its path."""
         G = len(act)
         values = np.empty((G, self.game.num_players), dtype=np.float64)
@@ -321,15 +331,16 @@ class _Forest:
         self.node_w[n_ids] = n_values[np.arange(len(n_ids)), self.mover[n_ids]]
 
 
-def _cat(parts: list, width: int) -> tuple:
+def _cat(parts: list[Arrays], width: int) -> Arrays:
     """Concatenate a list of `width`-tuples of int arrays field by field."""
     if not parts:
         return tuple(np.zeros(0, dtype=np.int64) for _ in range(width))
     return tuple(np.concatenate(col) for col in zip(*parts))
 
 
-def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
-             rng=None, budget_scale=None) -> SearchResult:
+def run_mcts(game: BatchedGame, evaluator: Evaluator, roots: State, config: MCTSConfig,
+             rng: np.random.Generator | None = None,
+             budget_scale: npt.ArrayLike | None = None) -> SearchResult:
     """Search B roots in lockstep: every simulation step runs one simulation in each tree that
     still has budget, evaluating all new non-terminal leaves in one evaluator call; under UCB1
     a first step runs each root's opening simulations (one per legal child, up to its budget)
@@ -349,7 +360,7 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     Returns:
         A SearchResult: [B, A] root statistics from each root mover's seat.
     """
-    puct = _check_config(config)
+    puct = check_selection(config)
     legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
     budget, forced = root_budgets(legal, config)
     if budget_scale is not None:
@@ -383,117 +394,14 @@ def run_mcts(game: BatchedGame, evaluator: Evaluator, roots, config: MCTSConfig,
     return root_result(q_sum, visits, legal, forced, budget, num_eval)
 
 
-def _evaluate_roots(forest: _Forest, evaluator: Evaluator, roots) -> int:
+def _evaluate_roots(forest: _Forest, evaluator: Evaluator, roots: State) -> int:
     """PUCT: evaluate the roots once for their priors; the evaluation counts as a visit."""
     root_ids = np.arange(len(roots)) * forest.M
     logits, values = evaluator(roots)
     values = np.asarray(values, dtype=np.float32).astype(np.float64)
+    assert forest.prior is not None
     forest.prior[root_ids] = masked_softmax(np.asarray(logits), forest.legal[root_ids])
     forest.value[root_ids] = values
     forest.node_n[root_ids] = 1
     forest.node_w[root_ids] = values[np.arange(len(roots)), forest.mover[root_ids]]
     return len(roots)
-
-
-class _Node:
-    """One node of the reference search: a state (batch of 1) and plain Python statistics."""
-
-    def __init__(self, game: BatchedGame, state, value: np.ndarray | None, prior=None):
-        self.state = state
-        self.terminal = bool(game.is_terminal(state)[0])
-        self.mover = int(game.current_player(state)[0])
-        self.legal = np.asarray(game.legal_mask(state), dtype=bool)[0]  # [A]
-        self.value = value  # [P] float64: exact returns if terminal, else the evaluation
-        self.prior = prior  # [A] float64 (PUCT only)
-        self.children: dict[int, _Node] = {}
-        self.visits = 0
-        self.value_sum = np.zeros(game.num_players, dtype=np.float64)  # [P] one per seat
-
-
-def run_mcts_sequential(game: BatchedGame, evaluator: Evaluator, roots,
-                        config: MCTSConfig) -> SearchResult:
-    """The same search as run_mcts, one root after another and one evaluator call (batch of
-    one) per new leaf: the obviously correct reference and the per-leaf speed baseline.
-
-    Args:
-        game: the rules, pure functions over batches of states (BatchedGame).
-        evaluator: leaf evaluation, called on batches of one state.
-        roots: a batch of B non-terminal states.
-        config: the search settings: selection rule, budget, exploration constants.
-
-    Returns:
-        A SearchResult: [B, A] root statistics from each root mover's seat, as run_mcts's.
-    """
-    puct = _check_config(config)
-    legal = np.asarray(game.legal_mask(roots), dtype=bool)  # [B, A]
-    budget, forced = root_budgets(legal, config)
-    log = log_table(int(budget.max()) + 1)
-    q_sum = np.zeros(legal.shape, dtype=np.float64)
-    visits = np.zeros(legal.shape, dtype=np.int64)
-    counter = [0]  # states evaluated
-
-    def evaluate(state) -> tuple[np.ndarray, np.ndarray]:
-        logits, values = evaluator(state)
-        counter[0] += 1
-        return np.asarray(logits)[0], np.asarray(values, dtype=np.float32)[0].astype(np.float64)
-
-    def new_node(state) -> _Node:
-        if game.is_terminal(state)[0]:
-            return _Node(game, state, np.asarray(game.returns(state), dtype=np.float64)[0])
-        logits, value = evaluate(state)
-        node = _Node(game, state, value)
-        if puct:
-            node.prior = masked_softmax(logits[None], node.legal[None])[0]
-        return node
-
-    for b in np.flatnonzero(budget > 0):
-        root = _Node(game, game.take(roots, np.array([b])), None)
-        if puct:  # the root's own evaluation gives its prior and counts as its first visit
-            logits, root.value = evaluate(root.state)
-            root.prior = masked_softmax(logits[None], root.legal[None])[0]
-            root.visits, root.value_sum = 1, root.value.copy()
-        for _ in range(budget[b]):
-            path, node = [root], root
-            while not node.terminal:
-                if puct:
-                    a = _select_puct(node, config.c_puct)
-                else:
-                    a = _select_ucb(node, config.c_uct, log)
-                if a not in node.children:
-                    node.children[a] = new_node(game.step(node.state, np.array([a])))
-                    path.append(node.children[a])
-                    break
-                node = node.children[a]
-                path.append(node)
-            value = path[-1].value  # a new leaf's evaluation or a terminal's exact returns
-            for n in path:
-                n.visits += 1
-                n.value_sum += value
-        for a, child in root.children.items():
-            q_sum[b, a] = child.value_sum[root.mover]
-            visits[b, a] = child.visits
-    return root_result(q_sum, visits, legal, forced, budget, counter[0])
-
-
-def _select_ucb(node: _Node, c: float, log: np.ndarray) -> int:
-    """Lowest-index unvisited legal child, else argmax of Q + c sqrt(2 ln N / n) (`log` holds
-    2 ln N)."""
-    for a in np.flatnonzero(node.legal):
-        if a not in node.children:
-            return int(a)
-    score = np.full(len(node.legal), -np.inf)
-    for a, child in node.children.items():
-        q = child.value_sum[node.mover] / child.visits
-        score[a] = q + c * np.sqrt(log[node.visits] / child.visits)
-    return int(np.argmax(score))
-
-
-def _select_puct(node: _Node, c: float) -> int:
-    """argmax over legal children of Q + c P(a) sqrt(N) / (1 + n); unvisited Q = node mean."""
-    mean = node.value_sum[node.mover] / node.visits
-    score = np.full(len(node.legal), -np.inf)
-    for a in np.flatnonzero(node.legal):
-        child = node.children.get(int(a))
-        q, n = (child.value_sum[node.mover] / child.visits, child.visits) if child else (mean, 0)
-        score[a] = q + c * node.prior[a] * np.sqrt(node.visits) / (1 + n)
-    return int(np.argmax(score))

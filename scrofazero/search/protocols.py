@@ -67,8 +67,8 @@ class BatchedGame(Protocol):
 class Evaluator(Protocol):
     """Leaf evaluation for search."""
 
-    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
-        """Evaluate a batch of states for search.
+    def __call__(self, states: State, /) -> tuple[np.ndarray, np.ndarray]:
+        """Evaluate a batch of states for search (positional: an evaluator names it as it likes).
 
         Args:
             states: a batch of B states (search sends only non-terminal ones).

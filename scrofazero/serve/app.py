@@ -22,7 +22,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from scrofazero.eval.review import ReviewSettings, check_review
-from scrofazero.nn.checkpoint import load_model
+from scrofazero.nn.checkpoint import file_sha256, load_model
 from scrofazero.serve.common.config import PlayConfig, shipped
 from scrofazero.serve.common.database import OpenDatabase, open_database
 from scrofazero.serve.common.guards import WILDCARD_ADDRESSES, check_allowed
@@ -48,8 +48,8 @@ def check_play_config(cfg: PlayConfig) -> None:
     kinds = seat_kinds()
     if len(cfg.bots) != 3 or any(b not in kinds for b in cfg.bots):
         raise ValueError(f"play.bots must be 3 of {', '.join(kinds)}, got {list(cfg.bots)}")
-    for key in ("move_deadline_s", "next_hand_s", "idle_expire_s", "request_timeout_s",
-                "keep_alive_s"):
+    for key in ("move_deadline_s", "next_hand_s", "idle_expire_s", "empty_table_expire_s",
+                "request_timeout_s", "keep_alive_s"):
         if not 0 < getattr(cfg, key) < math.inf:
             raise ValueError(f"{key} must be a number of seconds > 0, got {getattr(cfg, key)}")
     if not 0 <= cfg.reconnect_grace_s < math.inf:
@@ -57,10 +57,12 @@ def check_play_config(cfg: PlayConfig) -> None:
                          f"{cfg.reconnect_grace_s}")
     for key in ("bot_threads", "bot_match_threads", "review_threads", "read_threads",
                 "max_bot_matches", "max_waiting_tables", "max_waiting_tables_per_client",
-                "max_page_size"):
+                "max_bot_tables_per_client", "max_reviews_queued",
+                "max_reviews_queued_per_client", "max_page_size"):
         if getattr(cfg, key) < 1:
             raise ValueError(f"{key} must be >= 1, got {getattr(cfg, key)}")
-    for key in ("table_creates_per_minute", "client_requests_per_s", "client_frames_per_s"):
+    for key in ("table_creates_per_minute", "connection_requests_per_s", "client_requests_per_s",
+                "socket_frames_per_s", "client_frames_per_s"):
         if not 0 < getattr(cfg, key) < math.inf:
             raise ValueError(f"{key} must be a number > 0, got {getattr(cfg, key)}")
     if not 0 <= cfg.read_cache_mb < math.inf:
@@ -72,6 +74,15 @@ def check_play_config(cfg: PlayConfig) -> None:
         check_review(ReviewSettings(worlds=cfg.review_worlds))
     except ValueError as err:
         raise ValueError(str(err).replace("review.worlds", "review_worlds")) from None
+
+
+def network_digest(path: str) -> str:
+    """The network file's digest, which kept reviews are decided by ("" when it cannot be
+    read: its seats and reviews are refused by name then)."""
+    try:
+        return file_sha256(path)
+    except OSError:
+        return ""
 
 
 def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI:
@@ -91,7 +102,12 @@ def create_app(cfg: PlayConfig, database: OpenDatabase | None = None) -> FastAPI
             state["records"] = db.records
             state["hub"] = Hub(db.records, hub_settings(cfg), limits)
             review = ReviewSettings(worlds=cfg.review_worlds)
-            state["reviews"] = Reviews(state["hub"].model, cfg.review_threads, settings=review)
+            state["reviews"] = Reviews(
+                state["hub"].model, cfg.review_threads, settings=review,
+                max_queued=cfg.max_reviews_queued,
+                max_queued_per_client=cfg.max_reviews_queued_per_client,
+                network=network_digest(state["hub"].settings.checkpoint),
+                writer=state["hub"].db_thread)
             # the Fish records share the database and its one writer thread (fish/hub.py)
             state["fish_hub"] = make_fish_hub(cfg, db.records, state["hub"].db_thread, limits)
             # compile and load every bot now: the server is ready only when a first move is fast

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def setting_from_config(game, **override) -> Setting:
     replaces any of leader, t1, t2."""
     if game.deal_stride < 1:
         raise ValueError(f"game.deal_stride must be >= 1, got {game.deal_stride}")
-    pick = {k: override.get(k, game[k]) for k in ("leader", "t1", "t2")}
+    pick = {k: override.get(k, getattr(game, k)) for k in ("leader", "t1", "t2")}
     params = Params(leader=str(pick["leader"]), t1_seat=int(pick["t1"]), t2_seat=int(pick["t2"]))
     return Setting(params, deals=None if game.deal_stride == 1
                    else np.arange(0, len(deals_table()), game.deal_stride))
@@ -64,11 +65,11 @@ class TabularPolicy:
     policy: what search-derived and best-response tables need when other seats deviate);
     `cache` memoises the search player's choices for these salts."""
 
-    index: object = field(default_factory=fast.new_index)
+    index: Any = field(default_factory=fast.new_index)  # a numba typed Dict
     probs: np.ndarray = field(default_factory=lambda: np.zeros((0, 12)))
     fallback_deals: int = 0
     salts: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.int64))
-    cache: object = field(default_factory=fast.new_index)
+    cache: Any = field(default_factory=fast.new_index)
 
     def fb(self) -> tuple:
         return (int(self.fallback_deals), np.asarray(self.salts, dtype=np.int64), self.cache)
@@ -123,7 +124,7 @@ class Setting:
         else:
             self.first_leaders = np.zeros(len(self.deals), dtype=np.int64)
 
-    def _args(self):
+    def _args(self) -> tuple[np.ndarray, np.ndarray, int, int]:
         return self.deals, self.first_leaders, self.params.t1_seat, self.params.t2_seat
 
     def deal_values(self, policy: TabularPolicy) -> np.ndarray:

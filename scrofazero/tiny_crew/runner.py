@@ -59,7 +59,7 @@ def evaluate_tiny_crew(cfg) -> dict:
             for leader in ("seat0", "captain") for t1 in range(3) for t2 in range(3)
         }
     for name in ("cfr", "mccfr"):
-        path = game.get(f"{name}_policy")
+        path = getattr(game, f"{name}_policy")
         if path:
             policy = load_policy(path)
             result[name] = timed(name, lambda p=policy: setting.evaluate(p))

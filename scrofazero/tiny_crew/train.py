@@ -71,12 +71,13 @@ def _train(cfg, folder: RunFolder) -> dict:
                 "deal_stride": int(g.deal_stride), "seed": int(cfg.seed)}
     learner = _learner(g, setting, params, int(cfg.seed))
     envelope = _start_or_resume(run_dir, cfg.resume, run_meta, learner,
-                                list(cfg.get("resume_overrides") or []))
+                                list(cfg.resume_overrides))
     done, elapsed = 0, 0.0
     if envelope is not None:
         done, elapsed = envelope.step, float(envelope.state["info"]["seconds"])
     folder.begin(envelope)
     writer = folder.writer
+    assert writer is not None  # begin opened it
     step, average, current = learner["step"], learner["average"], learner["current"]
     bar = tqdm(total=g.iterations, initial=done, unit="it", disable=not cfg.progress,
                desc=f"tiny_crew {g.method}")
@@ -132,7 +133,9 @@ def _save_trainer(path: Path, run_meta: dict, iterations: int, seconds: float,
             "seconds": float(seconds), "learner": scalars, "run": header}
     # json.dumps first: a value JSON cannot hold fails here, before the old file is replaced
     text = json.dumps(info)
-    write_atomic(path, lambda f: np.savez(f, info=np.array(text), **arrays))
+    # (numpy's stub takes **arrays for a keyword that might be allow_pickle)
+    write_atomic(path, lambda f: np.savez(f, info=np.array(text),
+                                          **arrays))  # type: ignore[arg-type]
 
 
 def _load_trainer(path: Path) -> tuple[dict, dict]:

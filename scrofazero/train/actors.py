@@ -2,11 +2,12 @@
 
 The learner (train/loop.py) holds an ActorPool: N actor processes, each playing its share of a
 batch's games in lockstep (play_games: the rules and records of train/selfplay.py), and one
-InferenceServer process holding the network, which merges the encoded leaves of every waiting
-actor into one forward. They talk through pipes (commands, records, the weights by version, one
-small message per request) and shared memory (each actor's request rows). Every game draws from
-its own generator, (batch seed, game index), so a batch's records do not depend on how its games
-are split: play_games of all the games in one process is the reference.
+InferenceServer process holding the network (train/inference_server.py), which merges the
+encoded leaves of every waiting actor into one forward. They talk through pipes (commands,
+records, the weights by version, one small message per request) and shared memory (each
+actor's request rows). Every game draws from its own generator, (batch seed, game index), so a
+batch's records do not depend on how its games are split: play_games of all the games in one
+process is the reference.
 """
 
 from __future__ import annotations
@@ -14,26 +15,33 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import struct
-import sys
 import time
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
-from multiprocessing.shared_memory import SharedMemory
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 import numpy as np
 import torch
 
-from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
+from scrofazero.games.gongzhu.batch import StateBatch
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import INPUT_SIZE
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.inference_server import (
+    OUTPUT_SIZE,
+    REQUEST,
+    ROWS,
+    RemoteEvaluator,
+    SharedRows,
+    server_main,
+)
 from scrofazero.train.selfplay import (
     SelfPlayRecords,
     SelfPlaySettings,
@@ -43,11 +51,6 @@ from scrofazero.train.selfplay import (
 
 MAX_ACTORS = 1024  # train.actors' bound: more processes than any machine here has cores
 ACTORS_TAG = 0xAC7  # keeps the actors' game seeds apart from every other stream of train.seed
-# Rows of one request in shared memory (a bigger request goes in several): 2 MB per actor, so
-# that 16 actors fit in a container's default 64 MB of /dev/shm.
-ROWS = 1024
-OUTPUT_SIZE = NUM_CARDS + 1  # a forward's row: 52 logits, then the value
-_COUNT = struct.Struct("<i")  # an actor's request (rows > 0; 0: its share is played)
 
 
 def actor_count(setting: str, device: torch.device) -> int:
@@ -101,7 +104,7 @@ class GameDraws:
                    np.array(uniforms, dtype=np.float64).reshape(-1, NUM_CARDS))
 
 
-def play_games(evaluator, draws: GameDraws, mcts_config: MCTSConfig,
+def play_games(evaluator: NetworkEvaluator, draws: GameDraws, mcts_config: MCTSConfig,
                settings: SelfPlaySettings) -> SelfPlayRecords:
     """Play G games in lockstep as train/selfplay.py play_selfplay does (the same search,
     moves, targets and records), every random decision taken from `draws`.
@@ -124,7 +127,8 @@ def play_games(evaluator, draws: GameDraws, mcts_config: MCTSConfig,
                                 for d, lead in zip(draws.deals, draws.leaders)])
 
     def recorded(rows: np.ndarray, ply: int) -> np.ndarray:  # each game's own playout draws
-        return draws.uniforms[rows, ply] < settings.playout_full
+        full: np.ndarray = draws.uniforms[rows, ply] < settings.playout_full
+        return full
 
     return play_lockstep(evaluator, s, draws.deals, draws.leaders, mcts_config, recorded,
                          beta=settings.beta, outcome_weight=settings.outcome_weight,
@@ -151,7 +155,7 @@ def merge_records(parts: Sequence[SelfPlayRecords], seconds: float) -> SelfPlayR
     game = np.concatenate([p.game.astype(np.int64) + o for p, o in zip(parts, offsets)])
     ply = np.concatenate([p.ply for p in parts])
     order = np.lexsort((game, ply))  # [M] by ply, then game
-    merged: dict = {"game": game[order].astype(np.int32), "seconds": float(seconds)}
+    merged: dict[str, Any] = {"game": game[order].astype(np.int32), "seconds": float(seconds)}
     for f in fields(SelfPlayRecords):
         values = [getattr(p, f.name) for p in parts]
         if f.name in merged:
@@ -167,224 +171,7 @@ def merge_records(parts: Sequence[SelfPlayRecords], seconds: float) -> SelfPlayR
     return SelfPlayRecords(**merged)
 
 
-class SharedRows:
-    """Float32 arrays in one block of shared memory, made by the learner (name None) and
-    opened by name in the processes it starts; `arrays` are views of the block."""
-
-    def __init__(self, shapes: Sequence[tuple[int, ...]], name: str | None = None):
-        sizes = [int(np.prod(shape)) * 4 for shape in shapes]
-        self.shapes = [tuple(int(n) for n in shape) for shape in shapes]
-        self.memory = SharedMemory(name=name, create=name is None, size=max(sum(sizes), 4))
-        self.name = self.memory.name
-        starts = np.cumsum([0] + sizes)
-        self.arrays = [np.ndarray(shape, np.float32, buffer=self.memory.buf, offset=int(start))
-                       for shape, start in zip(self.shapes, starts)]
-
-    def close(self, unlink: bool = False) -> None:
-        self.arrays = []
-        with contextlib.suppress(BufferError):  # a view still held: it goes with the process
-            self.memory.close()
-        if unlink:
-            self.memory.unlink()
-
-
-class RemoteEvaluator(NetworkEvaluator):
-    """A NetworkEvaluator whose forwards run on the inference server: it encodes the states
-    here (NetworkEvaluator.__call__) and turns the server's rows into per-seat values here
-    (NetworkEvaluator.evaluate); only the [B, 434] inputs and [B, 53] outputs travel, through
-    the actor's shared rows. `precision` is accepted and not read: the server's is the batch's.
-
-    Args:
-        server: the actor's end of its pipe to the server.
-        rows: its shared rows: inputs [ROWS, 434], outputs [ROWS, 53].
-    """
-
-    def __init__(self, server: Connection, rows: SharedRows):
-        # No network here, so NetworkEvaluator's constructor is not run: its value conversion
-        # reads only `teams` and the counters.
-        self.server = server
-        self.rows = rows  # held: its views die with the mapping
-        self.inputs, self.outputs = rows.arrays
-        self.teams = np.asarray(GongzhuRules.teams)
-        self.calls = 0
-        self.states = 0
-        self.precision = "float32"
-
-    def _forward(self, x: np.ndarray) -> np.ndarray:
-        """x [B, 434] -> [B, 53] from the server, in requests of at most ROWS rows."""
-        out = np.empty((len(x), OUTPUT_SIZE), dtype=np.float32)
-        for start in range(0, len(x), len(self.inputs)):
-            n = min(len(self.inputs), len(x) - start)
-            self.inputs[:n] = x[start:start + n]
-            try:
-                self.server.send_bytes(_COUNT.pack(n))
-                self.server.recv_bytes()  # the server has written our rows
-            except (EOFError, OSError):
-                raise RuntimeError("the inference server is gone") from None
-            out[start:start + n] = self.outputs[:n]
-        return out
-
-
-class InferenceServer:
-    """One network answering the requests of many clients, each request a block of encoded
-    inputs [n, 434] answered by [n, 53] (52 logits, then the value in points for the mover's
-    team): the waiting requests are merged into one forward on the run's device (through a
-    pinned staging buffer on CUDA), with NetworkEvaluator's precision and autocast. A plain
-    class: `serve` is the loop of the actors' server process; another trainer may call
-    `load_weights` and `forward_into` itself.
-
-    Args:
-        device: the forwards' device ("cpu", "cuda", ...).
-        rowwise: forward every row alone, so that a row's output depends on that row only
-            (slow; for checks that the actors' records are the one-process ones).
-    """
-
-    def __init__(self, device="cpu", rowwise: bool = False):
-        self.device = torch.device(device)
-        self.rowwise = rowwise
-        self.evaluator: NetworkEvaluator | None = None
-        self.config: dict | None = None
-        self.version = -1
-        self.staging: np.ndarray | None = None  # [rows, 434] (pinned on CUDA)
-        self._pinned = None  # the staging buffer's tensor
-
-    def set_network(self, config: dict) -> None:
-        """A network of shape `config` (PolicyValueNet.config()) to load weights into."""
-        self.evaluator = NetworkEvaluator(PolicyValueNet.from_config(config).eval(),
-                                          device=self.device)
-        self.config, self.version = dict(config), -1
-
-    def load_weights(self, weights: Mapping[str, np.ndarray], version: int) -> None:
-        """The network's weights by name (arrays of its state dict's shapes, as
-        train/distributed.py weights_payload gives them) as version `version`."""
-        state = {k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()}
-        self.evaluator.model.load_state_dict(state)
-        self.version = int(version)
-
-    def forward_into(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray],
-                     precision: str = "float32") -> None:
-        """Answer requests: outputs[i][:] = the network on inputs[i], all in one forward.
-
-        Args:
-            inputs: the requests' encoded inputs, [n_i, 434] float32 each.
-            outputs: where their answers go, [n_i, 53] float32 each.
-            precision: the forwards' precision, "float32" or "bfloat16" (train.inference).
-        """
-        if self.evaluator is None:
-            raise RuntimeError("the inference server has no network yet")
-        self.evaluator.precision = precision
-        if self.rowwise:
-            for x, out in zip(inputs, outputs):
-                for r in range(len(x)):
-                    logits, value = self.evaluator.forward_features(x[r:r + 1])
-                    out[r, :-1], out[r, -1] = logits[0], value[0]
-            return
-        if len(inputs) == 1 and self.device.type == "cpu":
-            x = inputs[0]  # nothing to merge or pin: the request's own rows
-        else:
-            x = self._stage(inputs)
-        logits, value = self.evaluator.forward_features(x)  # [B, 52], [B]: one host copy
-        start = 0
-        for out in outputs:
-            n = len(out)
-            out[:, :-1] = logits[start:start + n]
-            out[:, -1] = value[start:start + n]
-            start += n
-
-    def _stage(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
-        """The requests' rows one after the other in the staging buffer (grown by doubling)."""
-        total = sum(len(x) for x in inputs)
-        if self.staging is None or len(self.staging) < total:
-            size = max(total, 2 * (0 if self.staging is None else len(self.staging)))
-            if self.device.type == "cuda":  # pinned: the host-to-device copy is one DMA
-                self._pinned = torch.empty((size, INPUT_SIZE), pin_memory=True)
-                self.staging = self._pinned.numpy()
-            else:
-                self.staging = np.empty((size, INPUT_SIZE), dtype=np.float32)
-        start = 0
-        for x in inputs:
-            self.staging[start:start + len(x)] = x
-            start += len(x)
-        return self.staging[:total]
-
-    def serve(self, control: Connection, clients: Sequence[Connection],
-              rows: Sequence[SharedRows]) -> None:
-        """The server process's loop, until the learner says stop or is gone.
-
-        Each client (an actor) writes a request into its rows' inputs and sends its row count;
-        the server answers every waiting client at once, as soon as every client playing the
-        batch waits (the batch's actors in lockstep with each other: one forward per search
-        step of them all, in the same order every time), then sends each its count back.
-        From the learner (control): ("weights", config, weights, version): the network of
-        shape `config` (built anew when it changes) gets `weights` (load_weights);
-        ("batch", clients, precision): who plays the next batch; ("stop",). Clients' messages
-        are read before the learner's: a client's "played" (0) of a batch always comes
-        before the next batch's messages, which come after the weights it is played with.
-        """
-        live = dict(enumerate(clients))
-        pending: dict[int, int] = {}
-        playing: set[int] = set()
-        precision = "float32"
-        while True:
-            ready = wait([control, *live.values()])
-            for i, conn in list(live.items()):
-                if conn not in ready:
-                    continue
-                try:
-                    n = _COUNT.unpack(conn.recv_bytes())[0]
-                except (EOFError, OSError):  # the actor is gone: the learner sees it too
-                    del live[i]
-                    n = 0
-                if n > 0:
-                    pending[i] = n
-                else:
-                    playing.discard(i)
-                    pending.pop(i, None)
-            while control.poll():
-                try:
-                    message = control.recv()
-                except (EOFError, OSError):  # the other end is gone
-                    return
-                kind = message[0]
-                if kind == "stop":
-                    return
-                if kind == "weights":
-                    _, config, weights, version = message
-                    if config != self.config:
-                        self.set_network(config)
-                    self.load_weights(weights, version)
-                elif kind == "batch":
-                    playing, precision = set(message[1]) & set(live), message[2]
-            if pending and playing <= set(pending):
-                order = sorted(pending)
-                self.forward_into([rows[i].arrays[0][:pending[i]] for i in order],
-                                  [rows[i].arrays[1][:pending[i]] for i in order], precision)
-                for i in order:
-                    try:
-                        live[i].send_bytes(_COUNT.pack(pending[i]))
-                    except OSError:  # gone since its request: the learner sees it too
-                        del live[i]
-                        playing.discard(i)
-                pending.clear()
-
-
-def _server_main(control, clients, row_names, device: str, threads: int, rowwise: bool):
-    """The inference server process: InferenceServer.serve; an error goes to the learner,
-    which reports it (the process exits with status 1 without printing it again)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle
-    if threads > 0:
-        torch.set_num_threads(threads)
-    try:
-        rows = [SharedRows([(ROWS, INPUT_SIZE), (ROWS, OUTPUT_SIZE)], name)
-                for name in row_names]
-        InferenceServer(device, rowwise).serve(control, clients, rows)
-    except Exception:
-        with contextlib.suppress(OSError):
-            control.send(("error", traceback.format_exc()))
-        sys.exit(1)
-
-
-def _actor_main(index: int, learner, server, row_name: str):
+def _actor_main(index: int, learner: Connection, server: Connection, row_name: str) -> None:
     """A self-play actor process: plays the games it is sent until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle
     torch.set_num_threads(1)  # it encodes and searches; the network is the server's
@@ -405,7 +192,7 @@ def _actor_main(index: int, learner, server, row_name: str):
         except Exception:
             reply = ("error", traceback.format_exc())
         with contextlib.suppress(OSError):
-            server.send_bytes(_COUNT.pack(0))  # played: before the records (see serve)
+            server.send_bytes(REQUEST.pack(0))  # played: before the records (see serve)
         learner.send(reply)
 
 
@@ -427,18 +214,19 @@ class ActorPool:
     Use `ActorPool.start`; the constructor starts nothing.
     """
 
-    def __init__(self, actors: int, device, threads: int = 0, rowwise: bool = False):
+    def __init__(self, actors: int, device: str | torch.device, threads: int = 0,
+                 rowwise: bool = False):
         self.actors, self.device = int(actors), torch.device(device)
         self.threads, self.rowwise = int(threads), rowwise
-        self.processes: list = []  # the server, then the actors
+        self.processes: list[BaseProcess] = []  # the server, then the actors
         self.links: list[Connection] = []  # the learner's pipe to each actor
         self.control: Connection | None = None  # the learner's pipe to the server
         self.rows: list[SharedRows] = []
-        self.config: dict | None = None
+        self.config: dict[str, Any] | None = None
         self.version: int | None = None
 
     @classmethod
-    def start(cls, actors: int, device="cpu", threads: int = 0,
+    def start(cls, actors: int, device: str | torch.device = "cpu", threads: int = 0,
               rowwise: bool = False) -> ActorPool:
         """Spawn `actors` actor processes and the inference server (the run's network goes
         to `device`; `threads` torch threads in the server, 0: torch's default; `rowwise`:
@@ -462,7 +250,7 @@ class ActorPool:
         self.control, control_end = context.Pipe()
         ends = [control_end, *(server for server, _ in pairs)]
         self.processes.append(context.Process(
-            target=_server_main, name="scrofazero-inference-server", daemon=True,
+            target=server_main, name="scrofazero-inference-server", daemon=True,
             args=(control_end, [server for server, _ in pairs], [r.name for r in self.rows],
                   str(self.device), self.threads, self.rowwise)))
         for i, (_, actor) in enumerate(pairs):
@@ -498,7 +286,7 @@ class ActorPool:
             if not process.is_alive():
                 raise self._died(i)
 
-    def _send(self, conn: Connection, process_index: int, message) -> None:
+    def _send(self, conn: Connection, process_index: int, message: object) -> None:
         try:
             conn.send(message)
         except OSError:  # a broken pipe: the process at its other end is gone
@@ -506,13 +294,14 @@ class ActorPool:
 
     def _server_failure(self) -> None:
         """Raise what the server sent on control (only ever its error) or its death."""
+        assert self.control is not None  # started
         try:
             message = self.control.recv()
         except (EOFError, OSError):  # the other end is gone
             raise self._died(0) from None
         raise self._failed("inference server", message[1])
 
-    def publish(self, model: torch.nn.Module, version: int) -> None:
+    def publish(self, model: PolicyValueNet, version: int) -> None:
         """Send the server `model`'s weights as `version` (a number that grows whenever the
         weights change: the learner's step), unless it has that version of that shape
         already. They go as train/distributed.py's weights_payload sends them (numpy arrays
@@ -527,6 +316,7 @@ class ActorPool:
         if version == self.version and config == self.config:
             return
         self._check_alive()
+        assert self.control is not None  # started
         weights = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
         self._send(self.control, 0, ("weights", config, weights, int(version)))
         self.config, self.version = config, int(version)
@@ -551,6 +341,7 @@ class ActorPool:
         self._check_alive()
         blocks = np.array_split(np.arange(settings.games_per_batch), self.actors)
         busy = [i for i, block in enumerate(blocks) if len(block)]
+        assert self.control is not None  # started
         self._send(self.control, 0, ("batch", busy, settings.inference))
         seed = [int(x) for x in seed]
         for i in busy:
@@ -561,6 +352,7 @@ class ActorPool:
 
     def _gather(self, busy: Sequence[int]) -> dict[int, SelfPlayRecords]:
         """Each busy actor's records, as they come; the first death or error raises."""
+        assert self.control is not None  # started
         waiting = {self.links[i]: i for i in busy}
         parts: dict[int, SelfPlayRecords] = {}
         while waiting:
@@ -610,7 +402,7 @@ class ActorPool:
     def __enter__(self) -> ActorPool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +39,7 @@ from scrofazero.sampling.belief import (
 )
 from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.oracle import DECIDING
-from scrofazero.sampling.particles import ParticleWeigher, WeighingConfig
+from scrofazero.sampling.particles import ParticleWeigher, PlayModel, WeighingConfig
 from scrofazero.sampling.policy import BehaviourPlayModel
 from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, sample_owners
@@ -46,6 +49,11 @@ from scrofazero.train.hidden_games import KINDS, load_shards, positions, split
 # The report's alternative to the player's fitting: calibrated only while more than this many cards
 # are unseen (tricks 1-8), the plain product after (sampling.calibrate_above).
 FIT_EARLY = 15
+# the folders of game shards the reports read (train/hidden_games.py load_shards)
+Data = str | Path | Iterable[str | Path]
+# weighing_report's row of one card: (trick, deciding, method -> the true holder's probability
+# shrunk toward the uniform prior, method -> that probability as found)
+Row = tuple[int, bool, dict[str, float], dict[str, float]]
 
 def uniform_prior(p: Positions, allowed: np.ndarray) -> np.ndarray:
     """[B, 52, 3] exact marginals of the uniform distribution over the deals consistent with
@@ -109,7 +117,8 @@ def true_state_log_ratio(p: Positions, cells: np.ndarray, target: np.ndarray,
     return out
 
 
-def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
+def report(data: Data, beliefs: str | None, games: int = 200, val_fraction: float = 0.05
+           ) -> dict[str, Any]:
     """Held-out log-loss (nats per unseen card) and accuracy of the belief network against the
     exact uniform prior: all unseen cards and the deciding cards, by trick, and by the kind of
     player holding the card. logloss_belief scores the network's own per-card softmax;
@@ -147,7 +156,7 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
     holder_kind = records.kinds[np.repeat(val_g, NUM_CARDS)[rows],
                                 (p.viewer[rows] + 1 + t) % 4]
 
-    def stats(sel) -> dict:
+    def stats(sel: np.ndarray) -> dict[str, Any]:
         sel = sel & uncertain
         n = int(sel.sum())
         if not n:
@@ -174,8 +183,9 @@ def report(data, beliefs, games: int = 200, val_fraction: float = 0.05) -> dict:
                                for k in np.unique(holder_kind)}}
 
 
-def iec_comparison(data, beliefs, checkpoint, games: int = 60, draws: int = 32, seed: int = 0,
-                   val_fraction: float = 0.05, shrink: float = 0.1) -> dict:
+def iec_comparison(data: Data, beliefs: str | None, checkpoint: str, games: int = 60,
+                   draws: int = 32, seed: int = 0, val_fraction: float = 0.05,
+                   shrink: float = 0.1) -> dict[str, Any]:
     """The belief network against the paper's inference (IEC) on the same held-out positions.
 
     One decision per trick of each of the first `games` held-out games (ply 4t + t mod 4). At
@@ -224,7 +234,7 @@ def iec_comparison(data, beliefs, checkpoint, games: int = 60, draws: int = 32, 
     deciding = np.isin(cards, DECIDING)
     late = p.plies[rows] // 4 >= 6
 
-    def score(q, sel) -> dict:
+    def score(q: np.ndarray, sel: np.ndarray) -> dict[str, float]:
         sel = sel & uncertain
         true = q[rows, cards, t][sel]
         return {"logloss": float(-np.log(np.maximum(true, 1e-12)).mean()),
@@ -240,9 +250,11 @@ def iec_comparison(data, beliefs, checkpoint, games: int = 60, draws: int = 32, 
                                  ("tricks_7_13", late))}}
 
 
-def weighing_report(data, beliefs, behaviour=None, games: int = 40, val_fraction: float = 0.05,
-                    seed: int = 0, shrink: float = 0.1, greed_draws: int = 64,
-                    weighing: WeighingConfig | None = None, posterior: bool = True) -> dict:
+def weighing_report(data: Data, beliefs: str | None, behaviour: str | None = None,
+                    games: int = 40, val_fraction: float = 0.05, seed: int = 0,
+                    shrink: float = 0.1, greed_draws: int = 64,
+                    weighing: WeighingConfig | None = None, posterior: bool = True
+                    ) -> dict[str, Any]:
     """Worlds weighed by the plays against the belief, on held-out games.
 
     At every decision of seat 0 in each of the first `games` held-out games (its hand carried
@@ -275,9 +287,10 @@ def weighing_report(data, beliefs, behaviour=None, games: int = 40, val_fraction
     policy = BehaviourPlayModel(load_behaviour(behaviour))
     weighing = weighing or WeighingConfig()
     greed = list(KINDS).index("greed")
-    scores: dict = {m: [] for m in ("belief", "policy", "posterior", "uniform")}
-    rows = []  # (trick, deciding, method -> p_true)
-    ess = {"policy": [], "posterior": []}
+    scores: dict[str, list[float]] = {m: [] for m in ("belief", "policy", "posterior",
+                                                     "uniform")}
+    rows: list[Row] = []  # (trick, deciding, method -> p_true)
+    ess: dict[str, list[float]] = {"policy": [], "posterior": []}
     rng = np.random.default_rng(seed)
     for game in val_g:
         state = GongzhuState(records.deal[game], int(records.leader[game]))
@@ -292,33 +305,19 @@ def weighing_report(data, beliefs, behaviour=None, games: int = 40, val_fraction
                 if len(cards):
                     found = {"belief": marginals(fitted_weights(cells, sizes), sizes),
                              "uniform": marginals((cells > 0).astype(float), sizes)}
-                    models = {"policy": {s: policy for s in (1, 2, 3)},
-                              "posterior": {**{s: policy for s in (1, 2, 3)}, **greeds}}
+                    models: dict[str, dict[int, PlayModel]] = {
+                        "policy": {s: policy for s in (1, 2, 3)},
+                        "posterior": {**{s: policy for s in (1, 2, 3)}, **greeds}}
                     for m, weigher in weighers.items():
                         if m == "policy" or greeds:
                             w = weigher.weigh(view, belief, models[m], 18, rng)
-                            found[m] = w.marginals[np.ix_(cards, others)]
+                            found[m] = w.marginals[np.ix_(cards, np.asarray(others))]
                             ess[m].append(w.ess)
-                    holder = [others.index(next(s for s in range(4) if state.hands[s] >> c & 1))
-                              for c in cards]
-                    uncertain = (cells > 0).sum(axis=1) > 1
-                    for i in np.flatnonzero(uncertain):
-                        rows.append((ply // 4, int(cards[i]) in DECIDING,
-                                     {m: (1 - shrink) * q[i, holder[i]] + shrink *
-                                      found["uniform"][i, holder[i]] if m != "uniform" else
-                                      q[i, holder[i]] for m, q in found.items()},
-                                     {m: q[i, holder[i]] for m, q in found.items()}))
+                    rows += _scored(state, ply, cards, others, cells, found, shrink)
             state.apply(int(records.cards[game, ply]))
 
-    def summary(sel) -> dict:
-        out = {"cards": len(sel)}
-        for m in scores:
-            shrunk = [r[2][m] for r in sel if m in r[2]]
-            raw = [r[3][m] for r in sel if m in r[3]]
-            if shrunk:
-                out[m] = {"logloss": float(-np.log(np.maximum(shrunk, 1e-12)).mean()),
-                          "p_true": float(np.mean(raw)), "cards": len(raw)}
-        return out
+    def summary(sel: list[Row]) -> dict[str, Any]:
+        return _summary(sel, scores)
 
     return {"games": len(val_g), "shrink": shrink, "weighing": dataclasses.asdict(weighing),
             "ess": {m: float(np.mean(v)) if v else None for m, v in ess.items()},
@@ -327,6 +326,33 @@ def weighing_report(data, beliefs, behaviour=None, games: int = 40, val_fraction
             "with_greed": summary([r for r in rows if "posterior" in r[2]]),
             "deciding_with_greed": summary([r for r in rows if r[1] and "posterior" in r[2]]),
             "by_trick": [summary([r for r in rows if r[0] == t]) for t in range(13)]}
+
+
+def _scored(state: GongzhuState, ply: int, cards: np.ndarray, others: tuple[int, ...],
+            cells: np.ndarray, found: dict[str, np.ndarray], shrink: float) -> list[Row]:
+    """weighing_report's rows of one decision: for each card whose holder is uncertain, (trick,
+    deciding, method -> the true holder's probability shrunk toward the uniform prior, method
+    -> that probability as found)."""
+    holder = [others.index(next(s for s in range(4) if state.hands[s] >> c & 1)) for c in cards]
+    uncertain = (cells > 0).sum(axis=1) > 1
+    return [(ply // 4, int(cards[i]) in DECIDING,
+             {m: (1 - shrink) * q[i, holder[i]] + shrink * found["uniform"][i, holder[i]]
+              if m != "uniform" else q[i, holder[i]] for m, q in found.items()},
+             {m: q[i, holder[i]] for m, q in found.items()})
+            for i in np.flatnonzero(uncertain)]
+
+
+def _summary(sel: list[Row], methods: Iterable[str]) -> dict[str, Any]:
+    """Mean log-loss (of the shrunk probabilities) and mean probability of the true holder of
+    the rows `sel`, by method."""
+    out: dict[str, Any] = {"cards": len(sel)}
+    for m in methods:
+        shrunk = [r[2][m] for r in sel if m in r[2]]
+        raw = [r[3][m] for r in sel if m in r[3]]
+        if shrunk:
+            out[m] = {"logloss": float(-np.log(np.maximum(shrunk, 1e-12)).mean()),
+                      "p_true": float(np.mean(raw)), "cards": len(raw)}
+    return out
 
 
 @dataclass
@@ -349,7 +375,7 @@ class ReportConfig:
     json: str | None = None  # write the whole result here
 
 
-def print_report(settings: ReportConfig) -> dict:
+def print_report(settings: ReportConfig) -> dict[str, Any]:
     """The module runner's job: the report printed, with IEC's and the weighed worlds' when
     asked, and written."""
     if not settings.data:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,6 +40,7 @@ from scrofazero.cluster import connect
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.search.mcts import MCTSConfig
+from scrofazero.train.config import GongzhuTrainConfig
 from scrofazero.train.loop import (
     count_batch,
     enter_phase,
@@ -50,12 +52,11 @@ from scrofazero.train.loop import (
     progress_bar,
     run_training,
     save_if_due,
-    selfplay_settings,
     should_stop,
     show_progress,
     start_fresh,
 )
-from scrofazero.train.selfplay import SelfPlaySettings, play_batch
+from scrofazero.train.selfplay import SelfPlayRecords, SelfPlaySettings, play_batch
 from scrofazero.train.state import Run, milestones_passed
 
 SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (train.seed alone)
@@ -64,7 +65,7 @@ SEED_TAG = 0x5EED  # keeps the actors' seed streams apart from the learner's (tr
 class SelfPlayActor:
     """One self-play worker: a network of the run's shape, weights loaded by version."""
 
-    def __init__(self, index: int, model_config: dict, mcts: MCTSConfig, threads: int,
+    def __init__(self, index: int, model_config: dict[str, Any], mcts: MCTSConfig, threads: int,
                  device: str = "cpu"):
         torch.set_num_threads(max(1, int(threads)))
         torch.set_flush_denormal(True)
@@ -75,8 +76,8 @@ class SelfPlayActor:
         self.mcts = mcts
         self.version = -1
 
-    def play(self, weights: dict, version: int, seed: list[int],
-             settings: SelfPlaySettings) -> tuple:
+    def play(self, weights: dict[str, np.ndarray], version: int, seed: list[int],
+             settings: SelfPlaySettings) -> tuple[SelfPlayRecords, dict[str, Any]]:
         """A batch of self-play games as `settings` say (the learner's, for its current phase)
         with the weights of `version` (loaded if newer than the actor's); returns (records,
         info) with the version played and the time taken."""
@@ -91,14 +92,14 @@ class SelfPlayActor:
                          "seconds": time.perf_counter() - started}
 
 
-def run_training_ray(cfg) -> Run:
-    """train.py with distributed=ray: connect (or start a local Ray), then the run (`cfg`
-    checked as run_training's, the ray group by its field types)."""
-    ray = connect(cfg.ray.address, cfg.ray.num_cpus)
-    return run_training(cfg, train_fn=lambda run, mcts: _train_ray(ray, run, mcts))
+def run_training_ray(settings: GongzhuTrainConfig) -> Run:
+    """train.py with distributed=ray: connect (or start a local Ray), then the run (`settings`
+    checked as run_training's)."""
+    ray = connect(settings.ray.address, settings.ray.num_cpus)
+    return run_training(settings, train_fn=lambda run, s: _train_ray(ray, run, s))
 
 
-def weights_payload(model: torch.nn.Module) -> dict:
+def weights_payload(model: torch.nn.Module) -> dict[str, np.ndarray]:
     """A network's weights as the learner publishes them to the actors through Ray's object
     store (and benchmarks/distributed.py times): its state dict as numpy arrays, copied off the
     learner's tensors, which SelfPlayActor.play turns back into tensors."""
@@ -108,9 +109,9 @@ def weights_payload(model: torch.nn.Module) -> dict:
 class _Actors:
     """The actors, their queued calls and what they have sent (the learner's side)."""
 
-    def __init__(self, ray, run: Run, mcts: MCTSConfig):
-        r = run.cfg.ray
-        self.ray, self.run, self.r = ray, run, r
+    def __init__(self, ray: Any, run: Run, settings: GongzhuTrainConfig):
+        r, mcts = settings.ray, settings.search
+        self.ray, self.run, self.settings = ray, run, settings
         remote = ray.remote(SelfPlayActor).options(
             num_cpus=float(r.actor_cpus), num_gpus=float(r.actor_gpus), max_restarts=-1,
             max_task_retries=0)
@@ -118,7 +119,7 @@ class _Actors:
         self.handles = [remote.remote(i, run.model.config(), mcts, int(r.actor_threads), device)
                         for i in range(int(r.actors))]
         self.calls = [0] * len(self.handles)
-        self.pending: dict = {}  # object ref -> actor index
+        self.pending: dict[Any, int] = {}  # object ref -> actor index
         self.restarts = 0
         self.publish()
         for i in range(len(self.handles)):
@@ -131,20 +132,21 @@ class _Actors:
         self.weights_ref = self.ray.put(weights_payload(self.run.model))
 
     def submit(self, i: int) -> None:
-        seed = [int(self.run.cfg.train.seed), SEED_TAG, i, self.run.step, self.calls[i]]
+        now = self.run.in_force(self.settings)  # the train settings of the run's phase
+        seed = [int(now.seed), SEED_TAG, i, self.run.step, self.calls[i]]
         self.calls[i] += 1
         ref = self.handles[i].play.remote(self.weights_ref, self.version, seed,
-                                          selfplay_settings(self.run))
+                                          SelfPlaySettings.of(now))
         self.pending[ref] = i
 
-    def next_batch(self):
+    def next_batch(self) -> tuple[SelfPlayRecords, dict[str, Any]]:
         """The next finished call: (records, info), after queueing the actor's next call; a
         call lost with its actor is counted and replaced."""
         while True:
             ready, _ = self.ray.wait(list(self.pending), num_returns=1)
             i = self.pending.pop(ready[0])
             try:
-                result = self.ray.get(ready[0])
+                result: tuple[SelfPlayRecords, dict[str, Any]] = self.ray.get(ready[0])
             except self.ray.exceptions.RayActorError:
                 self.restarts += 1  # Ray restarts the actor; the next call goes to the new one
                 self.submit(i)
@@ -157,19 +159,20 @@ class _Actors:
             self.ray.kill(handle, no_restart=True)
 
 
-def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
-    r = run.cfg.ray
-    logs = open_logs(run)
-    log_start(run, logs)
+def _train_ray(ray: Any, run: Run, settings: GongzhuTrainConfig) -> None:
+    r, t = settings.ray, settings.train
+    logs = open_logs(run, t)
+    log_start(run, settings, logs)
     if run.is_fresh():
-        start_fresh(run, logs)
-    logs.bar = progress_bar(run)
-    actors = _Actors(ray, run, mcts)
+        start_fresh(run, settings, logs)
+    logs.bar = progress_bar(run, settings)
+    actors = _Actors(ray, run, settings)
     dropped, ages, waits = 0, [], []
-    actor_games = defaultdict(lambda: [0, 0.0])  # actor -> [games, seconds]
+    # actor -> [games, seconds]
+    actor_games: defaultdict[int, list[float]] = defaultdict(lambda: [0, 0.0])
     try:
-        while not should_stop(run):
-            if enter_phase(run, logs):
+        while not should_stop(run, t):
+            if enter_phase(run, settings, logs):
                 raise ValueError(
                     f"train.schedule phase {run.phase} grows the network at {run.games} games, "
                     "which distributed=ray does not do yet (its actors are built for one shape):"
@@ -186,7 +189,7 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
                 continue
             ages.append(age)
             waits.append(waited)
-            metrics = learn_from(run, records)
+            metrics = learn_from(run, run.in_force(settings), records)
             metrics["distributed/data_age"] = float(age)
             metrics["distributed/dropped"] = float(dropped)
             metrics["distributed/learner_wait_s"] = waited
@@ -197,8 +200,8 @@ def _train_ray(ray, run: Run, mcts: MCTSConfig) -> None:
             # user waits, comparable with the single-process mode's.
             before = count_batch(run, records, time.perf_counter() - started)
             log_batch(run, logs, records, metrics, info["seconds"])
-            evaluated = evaluate_if_due(run, logs)
-            save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+            evaluated = evaluate_if_due(run, t, logs)
+            save_if_due(run, settings, logs, milestones_passed(run, t, *before), evaluated)
             show_progress(run, logs, metrics)
             if run.step % int(r.publish_every) == 0:
                 actors.publish()

@@ -26,15 +26,18 @@ import math
 import multiprocessing as mp
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from scrofazero import shipped
-from scrofazero.agents import make_agent
+from scrofazero.agents import Agent, make_agent
 from scrofazero.agents.scrofazero_agent import play_sampling, play_weighting
 from scrofazero.atomic import write_atomic, write_json_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
@@ -45,7 +48,7 @@ from scrofazero.settings import Count, Seed, run_module
 
 # The players of the data, by name: the registry's player and its settings, spelled out so that
 # a kind plays the same whatever the players' defaults become.
-KINDS = {
+KINDS: dict[str, tuple[str, dict[str, Any]]] = {
     "greed": ("greed", {}),
     "if": ("if", {}),
     "random": ("random", {}),
@@ -68,15 +71,15 @@ class StandardDealError(ValueError):
     """A deal of the evaluation set was offered as training data."""
 
 
-def deal_key(deal) -> frozenset:
+def deal_key(deal: npt.ArrayLike) -> frozenset[int]:
     """The four hands of a deal as a set of 52-bit masks: equal for a deal and its rotations."""
     return frozenset(hands_of(np.asarray(deal)))
 
 
-_STANDARD: set | None = None
+_STANDARD: set[frozenset[int]] | None = None
 
 
-def check_not_standard(deal) -> None:
+def check_not_standard(deal: npt.ArrayLike) -> None:
     """Refuse a deal that is one of the 1024 standard deals, in any seat rotation."""
     global _STANDARD
     if _STANDARD is None:
@@ -121,7 +124,7 @@ class GameRecords:
         return len(self.leader)
 
     @staticmethod
-    def concat(parts) -> GameRecords:
+    def concat(parts: Iterable[GameRecords]) -> GameRecords:
         parts = list(parts)
         return GameRecords(*(np.concatenate([getattr(p, f) for p in parts])
                              for f in ("deal", "leader", "cards", "seats", "kinds")))
@@ -134,10 +137,11 @@ class GameRecords:
 
 
 # --- generation (worker processes) ---------------------------------------------------------
-_AGENTS: dict = {}
+_AGENTS: dict[str, Agent] = {}
 
 
-def _build(kinds, checkpoint, beliefs, behaviour=None) -> dict:
+def _build(kinds: Iterable[str], checkpoint: str | None, beliefs: str | None,
+           behaviour: str | None = None) -> dict[str, Agent]:
     agents = {}
     for kind in kinds:
         name, settings = KINDS[kind]
@@ -152,7 +156,7 @@ def _build(kinds, checkpoint, beliefs, behaviour=None) -> dict:
     return agents
 
 
-def _settings_kwargs(name: str, kwargs: dict) -> dict:
+def _settings_kwargs(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Nested settings ({'sampling': {'method': ...}}) as the full player's settings objects,
     its defaults for the fields not given."""
     if name != "scrofazero":
@@ -164,12 +168,14 @@ def _settings_kwargs(name: str, kwargs: dict) -> dict:
     return out
 
 
-def _init(kinds, checkpoint, beliefs, behaviour=None) -> None:
+def _init(kinds: Iterable[str], checkpoint: str | None, beliefs: str | None,
+          behaviour: str | None = None) -> None:
     torch.set_num_threads(1)
     _AGENTS.update(_build(kinds, checkpoint, beliefs, behaviour))
 
 
-def play_recorded(deal, leader: int, agents, rngs) -> tuple[np.ndarray, np.ndarray]:
+def play_recorded(deal: npt.ArrayLike, leader: int, agents: Sequence[Agent],
+                  rngs: Sequence[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
     """Play one hidden-hand game; returns (cards [52], seats [52]) in play order."""
     state = GongzhuState(deal, leader)
     for _ in range(NUM_CARDS):
@@ -179,7 +185,8 @@ def play_recorded(deal, leader: int, agents, rngs) -> tuple[np.ndarray, np.ndarr
     return np.array(cards, dtype=np.int8), np.array(seats, dtype=np.int8)
 
 
-def _game(seed: int, index: int, mix) -> tuple:
+def _game(seed: int, index: int, mix: Sequence[tuple[str, str, float]]
+          ) -> tuple[np.ndarray, int, list[str]]:
     """Game `index`: its deal, leader and seating from (seed, index)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, index, 7]))
     deal = random_deal(rng)
@@ -190,7 +197,8 @@ def _game(seed: int, index: int, mix) -> tuple:
     return deal, int(rng.integers(4)), seating
 
 
-def _play_games(seed: int, start: int, count: int, mix) -> GameRecords:
+def _play_games(seed: int, start: int, count: int, mix: Sequence[tuple[str, str, float]]
+                ) -> GameRecords:
     names = list(KINDS)
     rows = []
     for index in range(start, start + count):
@@ -204,7 +212,7 @@ def _play_games(seed: int, start: int, count: int, mix) -> GameRecords:
                        np.array([r[4] for r in rows], dtype=np.int8))
 
 
-def save_shard(path, records: GameRecords) -> Path:
+def save_shard(path: str | Path, records: GameRecords) -> Path:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **{f: getattr(records, f) for f in
                                    ("deal", "leader", "cards", "seats", "kinds")})
@@ -212,7 +220,7 @@ def save_shard(path, records: GameRecords) -> Path:
     return write_atomic(path, lambda f: f.write(data))
 
 
-def load_shards(folders) -> GameRecords:
+def load_shards(folders: str | Path | Iterable[str | Path]) -> GameRecords:
     """Every shard_*.npz of `folders` (a path or a list), in name order; ValueError naming a bad
     file."""
     folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
@@ -231,7 +239,7 @@ def load_shards(folders) -> GameRecords:
     return GameRecords.concat(parts)
 
 
-def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None,
+def generate(out: str | Path, games: int, mix: str, seed: int, checkpoint: str | None = None,
              beliefs: str | None = None, workers: int = 1, shard_games: int = 256,
              progress: bool = True, behaviour: str | None = None) -> Path:
     """Play `games` games of the seating `mix` into shards under `out` (resumable)."""
@@ -276,7 +284,8 @@ def generate(out, games: int, mix: str, seed: int, checkpoint: str | None = None
 
 
 # --- positions and targets -----------------------------------------------------------------
-def positions(records: GameRecords, games: np.ndarray, plies: np.ndarray, owners=None):
+def positions(records: GameRecords, games: np.ndarray, plies: np.ndarray,
+              owners: np.ndarray | None = None) -> tuple[Positions, np.ndarray, np.ndarray]:
     """Positions of (game, ply) pairs (the mover's view just before its play) and their targets
     [B, 52]: the relative seat index 0..2 (seat viewer + 1 + j) of each unseen card's holder,
     -1 for cards the viewer sees. owners: records.owners(), when the caller keeps it."""

@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
+from pydantic import Field
 
 from scrofazero.atomic import copy_atomic
 from scrofazero.games.gongzhu.cards import NUM_CARDS
@@ -50,7 +51,7 @@ from scrofazero.runs import (
     resume_or_start,
     write_torch,
 )
-from scrofazero.settings import Count, Fraction, NonNegative, NonNegativeInt, Positive, Share
+from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Share, choice
 from scrofazero.train.hidden_games import KINDS, GameRecords, load_shards, positions, split
 
 GAME = "gongzhu-inference"
@@ -72,16 +73,17 @@ class InferenceFitConfig:
     data_weights: list[float] | None = None
     # use only the first this many games of the data, in folder and shard order (None: all;
     # the learning curve's points)
-    max_games: int | None = None
+    max_games: Count | None = None
     # leave out every game in which a seat was one of these player kinds (e.g. [greed]: a
     # network that never saw Mr. Greed)
-    exclude: list[str] = field(default_factory=list)
+    exclude: list[Annotated[str, choice(*KINDS)]] = field(default_factory=list)
     hidden: Count = 512  # width of the input layer and of the residual blocks
     num_blocks: NonNegativeInt = 2  # residual blocks
     epochs: Positive = 1.5  # passes over the training games' positions (52 per game)
     batch: Count = 512  # positions per step
     lr: Positive = 1e-3  # peak learning rate of the one-cycle schedule
-    dropout: Fraction = 0.3  # after the input layer while training (below 1)
+    # after the input layer while training (below 1)
+    dropout: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.3
     weight_decay: NonNegative = 0.01  # AdamW's
     val_fraction: Share = 0.05  # games held out (by a hash of their deal)
     val_games: Count = 1000  # held-out games whose every position the held-out loss scores
@@ -93,16 +95,6 @@ class InferenceFitConfig:
     threads: Count = 1  # torch threads
     out: str | None = None  # also copy the finished network file here (e.g. models/belief.pt)
 
-    def __post_init__(self):
-        if self.dropout >= 1:
-            raise ValueError(f"inference.dropout={self.dropout}: must be below 1")
-        if self.max_games is not None and self.max_games < 1:
-            raise ValueError(f"inference.max_games={self.max_games}: must be >= 1 (or null)")
-        unknown = [k for k in self.exclude if k not in KINDS]
-        if unknown:
-            raise ValueError(f"inference.exclude={self.exclude}: unknown player kinds {unknown}; "
-                             f"choose from {', '.join(KINDS)}")
-
 
 @dataclass(frozen=True)
 class Task:
@@ -112,11 +104,14 @@ class Task:
     build: Callable[[InferenceFitConfig], torch.nn.Module]
     load: Callable[[str], torch.nn.Module]  # a copy of the network in a file (fine-tuning)
     # (net, records, games [B], plies [B], owners, device) -> (mean loss, how many it averages)
-    loss: Callable
-    save: Callable  # (path, net, meta) -> Path
+    loss: Callable[[torch.nn.Module, GameRecords, np.ndarray, np.ndarray, np.ndarray,
+                    torch.device], tuple[torch.Tensor, int]]
+    # (path, net: the task's network class, meta) -> Path
+    save: Callable[[str | Path, Any, dict[str, Any]], Path]
 
 
-def _belief_loss(net, records, games, plies, owners, device) -> tuple[torch.Tensor, int]:
+def _belief_loss(net: torch.nn.Module, records: GameRecords, games: np.ndarray, plies: np.ndarray,
+                 owners: np.ndarray, device: torch.device) -> tuple[torch.Tensor, int]:
     """Cross-entropy of the true holder of every card the mover cannot see."""
     p, target, allowed = positions(records, games, plies, owners)
     x = torch.from_numpy(features(p)).to(device)
@@ -129,7 +124,9 @@ def _belief_loss(net, records, games, plies, owners, device) -> tuple[torch.Tens
     return -picked.sum() / count.clamp(min=1), int(count)
 
 
-def _behaviour_loss(net, records, games, plies, owners, device) -> tuple[torch.Tensor, int]:
+def _behaviour_loss(net: torch.nn.Module, records: GameRecords, games: np.ndarray,
+                    plies: np.ndarray, owners: np.ndarray, device: torch.device
+                    ) -> tuple[torch.Tensor, int]:
     """Cross-entropy of the card the mover played, over its legal cards; forced plays (one
     legal card) say nothing and are left out."""
     p, _, _ = positions(records, games, plies, owners)
@@ -185,13 +182,13 @@ class FitState:
     """What a checkpoint of the fit holds besides the envelope."""
 
     step: int = 0
-    history: list = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
     minutes: float = 0.0
 
 
-def fit(settings: InferenceFitConfig, task: Task, seed: int, net_file, folder: RunFolder | None =
-        None, envelope: Envelope | None = None, on_eval: Callable[[dict], None] | None = None
-        ) -> dict:
+def fit(settings: InferenceFitConfig, task: Task, seed: int, net_file: str | Path,
+        folder: RunFolder | None = None, envelope: Envelope | None = None,
+        on_eval: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train `task`'s network on the settings' games; write it to `net_file` at every held-out
     evaluation. With a run `folder`: checkpoints, fit.jsonl and tensorboard, and `envelope` (a
     checkpoint's) continues a stopped fit exactly.
@@ -229,13 +226,13 @@ def fit(settings: InferenceFitConfig, task: Task, seed: int, net_file, folder: R
     meta = {"task": task.name, "data": list(settings.data), "data_weights": settings.data_weights,
             "max_games": settings.max_games, "exclude": list(settings.exclude)}
     started = time.perf_counter() - 60 * state.minutes
-    summary = {}
+    summary: dict[str, Any] = {}
     for step in range(state.step, steps):
         games = rng.choice(train_g, settings.batch, p=draw_p)
         plies = rng.integers(0, NUM_CARDS, settings.batch)
         loss, _ = task.loss(net, records, games, plies, owners, device)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
         opt.step()
         sched.step()
         done = step + 1
@@ -251,6 +248,7 @@ def fit(settings: InferenceFitConfig, task: Task, seed: int, net_file, folder: R
                        "lr": settings.lr, "minutes": minutes, "history": state.history, **meta}
             task.save(net_file, copy.deepcopy(net).cpu(), summary)
             if folder is not None:
+                assert folder.writer is not None  # begun
                 folder.log("fit.jsonl", record)
                 folder.writer.add_scalar("loss/train", record["train_loss"], done)
                 folder.writer.add_scalar("loss/val", record["val_loss"], done)
@@ -266,7 +264,8 @@ def fit(settings: InferenceFitConfig, task: Task, seed: int, net_file, folder: R
 
 
 @torch.no_grad()
-def _val_loss(task: Task, net, records, val_g, owners, device, chunk: int = 4096) -> float:
+def _val_loss(task: Task, net: torch.nn.Module, records: GameRecords, val_g: np.ndarray,
+              owners: np.ndarray, device: torch.device, chunk: int = 4096) -> float:
     """The task's loss on every position of the held-out games `val_g`, each target counted
     once."""
     net.eval()
@@ -281,11 +280,14 @@ def _val_loss(task: Task, net, records, val_g, owners, device, chunk: int = 4096
     return total / max(count, 1)
 
 
-def _settings(settings: InferenceFitConfig, task: Task, seed: int) -> dict:
+def _settings(settings: InferenceFitConfig, task: Task, seed: int) -> dict[str, Any]:
     return {"learner": task.name, "seed": seed, "inference": plain_settings(settings)}
 
 
-def _checkpoint(folder: RunFolder, settings, task, seed, net, opt, sched, rng, state) -> None:
+def _checkpoint(folder: RunFolder, settings: InferenceFitConfig, task: Task, seed: int,
+                net: torch.nn.Module, opt: torch.optim.Optimizer,
+                sched: torch.optim.lr_scheduler.LRScheduler, rng: np.random.Generator,
+                state: FitState) -> None:
     envelope = Envelope(GAME, _settings(settings, task, seed), state.step, random=random_states())
     payload = {"run": envelope.header(), "model": net.state_dict(),
                "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
@@ -295,7 +297,7 @@ def _checkpoint(folder: RunFolder, settings, task, seed, net, opt, sched, rng, s
     folder.checkpointed(state.step)
 
 
-def load_envelope(path) -> Envelope:
+def load_envelope(path: str | Path) -> Envelope:
     """The envelope of a fit's checkpoint; RunError naming the file when it is not one."""
     try:
         payload = torch.load(path, map_location="cpu", weights_only=False)
@@ -307,7 +309,8 @@ def load_envelope(path) -> Envelope:
                          legacy_settings={}, counted=f"the checkpoint's step {payload['step']}")
 
 
-def _restore(envelope: Envelope, net, opt, sched, rng) -> FitState:
+def _restore(envelope: Envelope, net: torch.nn.Module, opt: torch.optim.Optimizer,
+             sched: torch.optim.lr_scheduler.LRScheduler, rng: np.random.Generator) -> FitState:
     state = envelope.state
     try:
         net.load_state_dict(state["model"])
@@ -321,10 +324,11 @@ def _restore(envelope: Envelope, net, opt, sched, rng) -> FitState:
     return FitState(int(state["step"]), list(state["history"]), float(state["minutes"]))
 
 
-def run_inference_fit(cfg) -> dict:
+def run_inference_fit(cfg: Any) -> dict[str, Any]:
     """train.py learner=belief|behaviour: the fit under the run harness; its settings were
-    checked before (entry.py)."""
-    settings: InferenceFitConfig = OmegaConf.to_object(cfg.inference)
+    checked before (entry.py). `cfg`: train/config.py GongzhuTrainConfig (which imports this
+    module, so it is not named here)."""
+    settings: InferenceFitConfig = cfg.inference
     if not settings.data:
         raise ValueError("inference.data=[DIR,...]: give the folders of the games to fit on "
                          "(python -m scrofazero.train.hidden_games makes them)")
@@ -336,11 +340,11 @@ def run_inference_fit(cfg) -> dict:
                                    load=load_envelope,
                                    settings=_settings(settings, task, int(cfg.seed)),
                                    always=ALWAYS_MAY_CHANGE,
-                                   overrides=list(cfg.get("resume_overrides") or []))
+                                   overrides=list(cfg.resume_overrides))
         folder.begin(envelope)
         net_file = run_dir / f"{task.name}.pt"
 
-        def report(record: dict) -> None:
+        def report(record: dict[str, Any]) -> None:
             if cfg.progress:
                 print(f"step {record['step']}: train {record['train_loss']:.4f} held-out "
                       f"{record['val_loss']:.4f} ({record['minutes']:.1f} min)", flush=True)

@@ -10,15 +10,17 @@ arrays from the replay buffer and returns float metrics; only the entry point lo
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from typing import TypeVar, cast
 
 import numpy as np
 import torch
 
-from scrofazero.nn.network import masked_log_softmax
+from scrofazero.nn.network import PolicyValueNet, masked_log_softmax
 
 VALUE_LOSSES = ("rmse", "mse")
+ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
 
 
 def loss_fn(
@@ -28,7 +30,7 @@ def loss_fn(
     value_weight: float = 0.03,
     value_unit: float = 1.0,
     value_loss: str = "rmse",
-    aux=None,
+    aux: tuple[torch.Tensor, torch.Tensor] | None = None,
     aux_weight: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss (scalar tensor) and its parts (detached scalar tensors).
@@ -75,7 +77,7 @@ def loss_fn(
     return total, metrics
 
 
-def _to_device(batch: dict[str, np.ndarray], device) -> dict[str, torch.Tensor]:
+def _to_device(batch: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
     keys = ("inputs", "legal", "policy_target", "value_target", "points_target",
             "capture_target")
     return {k: torch.as_tensor(np.asarray(batch[k])).to(device, non_blocking=True)
@@ -91,7 +93,7 @@ def train_step(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     batch: dict[str, np.ndarray],
-    device="cpu",
+    device: str | torch.device = "cpu",
     amp: bool | None = None,
     value_weight: float = 0.03,
     value_unit: float = 1.0,
@@ -128,14 +130,16 @@ def train_step(
     with _tf32(precision == "tf32" and on_cuda):
         with ctx:
             if use_aux:
-                logits, value, points, capture = model.forward_aux(t["inputs"].float())
+                # (use_aux: a PolicyValueNet with the auxiliary heads)
+                logits, value, points, capture = cast(PolicyValueNet, model).forward_aux(
+                    t["inputs"].float())
             else:
                 logits, value = model(t["inputs"].float())  # [B, 52], [B]
         total, metrics = loss_fn(logits, value, t, value_weight, value_unit, value_loss,
                                  aux=(points, capture) if use_aux else None,
                                  aux_weight=aux_weight)
         optimizer.zero_grad(set_to_none=True)
-        total.backward()
+        total.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
         optimizer.step()
     # One host sync for all metrics.
     values = torch.stack(list(metrics.values())).tolist()
@@ -143,7 +147,7 @@ def train_step(
 
 
 @contextmanager
-def _tf32(enabled: bool):
+def _tf32(enabled: bool) -> Iterator[None]:
     """TF32 matmuls within the block when `enabled` (the flag is process-wide: the
     evaluator's forwards in the same process keep their own precision)."""
     if not enabled:
@@ -157,7 +161,7 @@ def _tf32(enabled: bool):
         torch.backends.cuda.matmul.allow_tf32 = before
 
 
-def average_of(model: torch.nn.Module) -> torch.nn.Module:
+def average_of(model: ModuleT) -> ModuleT:
     """A copy of `model` to hold its weights' exponential moving average (update_average),
     starting at the weights themselves: an average begun at zero would need a bias correction
     and would stand for no network until it had run for a while. In eval mode, no gradients."""
@@ -192,6 +196,7 @@ def make_optimizer(
 
     The fused implementation (one kernel over all parameters): the same update, about a fifth
     less learner time for the 3 M network on one CPU core than the per-tensor loop."""
+    beta1, beta2 = betas  # (Adam's own unpacking of tuple(betas): a pair or a ValueError)
     return torch.optim.Adam(
-        model.parameters(), lr=lr, betas=tuple(betas), weight_decay=weight_decay, fused=True
+        model.parameters(), lr=lr, betas=(beta1, beta2), weight_decay=weight_decay, fused=True
     )

@@ -21,12 +21,15 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
+from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from scrofazero.agents import player_spec
@@ -38,6 +41,7 @@ from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.runs import RunFolder
 from scrofazero.search.mcts import MCTSConfig
 from scrofazero.train.actors import ActorPool, actor_count, batch_seed
+from scrofazero.train.config import GongzhuTrainConfig, TrainConfig
 from scrofazero.train.learner import train_step, update_average
 from scrofazero.train.schedule import PHASE_KEYS
 from scrofazero.train.selfplay import SelfPlayRecords, SelfPlaySettings, play_batch
@@ -45,20 +49,20 @@ from scrofazero.train.state import EVAL_LOG, Run, milestones_passed, open_run
 from scrofazero.train.warm_start import warm_start
 
 
-def run_training(cfg: DictConfig, train_fn=None) -> Run:
+def run_training(settings: GongzhuTrainConfig,
+                 train_fn: Callable[[Run, GongzhuTrainConfig], None] | None = None) -> Run:
     """Train Gongzhu until max_batches / max_minutes (or forever); returns the finished run.
-    train_fn(run, mcts) runs the batches (default: this process's self-play then learn loop;
-    train/distributed.py passes Ray's).
+    train_fn(run, settings) runs the batches (default: this process's self-play then learn
+    loop; train/distributed.py passes Ray's).
 
     The run folder is the harness's (runs.RunFolder): locked for the whole run; a fresh run that
-    fails before its first batch is checkpointed leaves no folder behind. `cfg` holds settings
-    already checked against the typed config (scrofazero/config.py check_train, which train.py
-    makes once, before any work)."""
-    mcts = OmegaConf.to_object(cfg.search)  # an MCTSConfig
-    with RunFolder(Path(cfg.checkpoint_dir) / cfg.run, Path(cfg.log_dir) / cfg.run,
-                   logs=EVAL_LOG) as folder:
-        run = open_run(cfg, folder)
-        (train_fn or train_loop)(run, mcts)
+    fails before its first batch is checkpointed leaves no folder behind. `settings` are
+    already checked (scrofazero/config.py check_train, which train.py makes once, before any
+    work); each step below reads the part it needs."""
+    with RunFolder(Path(settings.checkpoint_dir) / settings.run,
+                   Path(settings.log_dir) / settings.run, logs=EVAL_LOG) as folder:
+        run = open_run(settings, folder)
+        (train_fn or train_loop)(run, settings)
     return run
 
 
@@ -71,7 +75,7 @@ class Logs:
     (on resume, purged of events past the checkpoint, to be made again), the evaluation deals
     (None: no evaluation during training) and the progress bar (once the run has started)."""
 
-    writer: object
+    writer: SummaryWriter
     eval_deals: np.ndarray | None
     bar: tqdm | None = None
 
@@ -81,108 +85,110 @@ class Logs:
         self.writer.close()
 
 
-def open_logs(run: Run) -> Logs:
+def open_logs(run: Run, t: TrainConfig) -> Logs:
     """The run's tensorboard writer and evaluation deals (read now: a missing deal file fails
     before any training)."""
-    t = run.cfg.train
+    assert run.folder is not None and run.folder.writer is not None  # open_run's, begun
     return Logs(run.folder.writer, load_deals(limit=t.eval_deals) if t.eval_every > 0 else None)
 
 
-def train_loop(run: Run, mcts: MCTSConfig) -> None:
+def train_loop(run: Run, settings: GongzhuTrainConfig) -> None:
     """Self-play then learn in this process, batch after batch, until the stop condition."""
-    logs = open_logs(run)
-    log_start(run, logs)
+    t = settings.train
+    logs = open_logs(run, t)
+    log_start(run, settings, logs)
     if run.is_fresh():
-        start_fresh(run, logs)
-    logs.bar = progress_bar(run)
+        start_fresh(run, settings, logs)
+    logs.bar = progress_bar(run, settings)
     evaluator = NetworkEvaluator(run.model, device=run.device)
     try:  # the bar is closed on Ctrl-C too: what train.py then says starts on a line of its own
-        with start_actors(run) as actors:
-            while not should_stop(run):
-                if enter_phase(run, logs):  # the network grew: self-play must play the new one
+        with start_actors(run, t) as actors:
+            while not should_stop(run, t):
+                if enter_phase(run, settings, logs):  # grown: self-play must play the new one
                     evaluator = NetworkEvaluator(run.model, device=run.device)
+                now = run.in_force(settings)  # the train settings of the run's phase
                 started = time.perf_counter()
-                records = self_play(run, mcts, evaluator, actors)
+                records = self_play(run, settings.search, now, evaluator, actors)
                 play_seconds = time.perf_counter() - started
-                metrics = learn_from(run, records)
+                metrics = learn_from(run, now, records)
                 before = count_batch(run, records, time.perf_counter() - started)
                 log_batch(run, logs, records, metrics, play_seconds)
-                evaluated = evaluate_if_due(run, logs)
-                save_if_due(run, logs, milestones_passed(run, *before), evaluated)
+                evaluated = evaluate_if_due(run, t, logs)
+                save_if_due(run, settings, logs, milestones_passed(run, t, *before), evaluated)
                 show_progress(run, logs, metrics)
     finally:
         logs.close()
 
 
-def start_actors(run: Run):
+def start_actors(run: Run, t: TrainConfig) -> ActorPool | nullcontext[None]:
     """The run's self-play processes (train/actors.py ActorPool, to be closed after use) when
     train.actors asks for two or more; else an empty context: self-play in this process."""
-    count = actor_count(str(run.cfg.train.actors), run.device)
-    if count < 2 or should_stop(run):
+    count = actor_count(str(t.actors), run.device)
+    if count < 2 or should_stop(run, t):
         return nullcontext(None)
-    return ActorPool.start(count, run.device, threads=run.cfg.train.threads)
+    return ActorPool.start(count, run.device, threads=t.threads)
 
 
-def self_play(run: Run, mcts: MCTSConfig, evaluator: NetworkEvaluator,
+def self_play(run: Run, mcts: MCTSConfig, now: TrainConfig, evaluator: NetworkEvaluator,
               actors: ActorPool | None) -> SelfPlayRecords:
-    """One batch of self-play: in this process from the run's generator (no actors), or on
-    the actors with the learner's weights as of this step, game g of the batch seeded
-    (train.seed, step, g)."""
+    """One batch of self-play as the train settings in force (`now`) say: in this process from
+    the run's generator (no actors), or on the actors with the learner's weights as of this
+    step, game g of the batch seeded (train.seed, step, g)."""
     if actors is None:
-        return play_batch(evaluator, run.rng, mcts, selfplay_settings(run))
+        return play_batch(evaluator, run.rng, mcts, SelfPlaySettings.of(now))
     actors.publish(run.model, run.step)
-    return actors.play(batch_seed(run.cfg.train.seed, run.step), mcts, selfplay_settings(run))
+    return actors.play(batch_seed(now.seed, run.step), mcts, SelfPlaySettings.of(now))
 
 
-def start_fresh(run: Run, logs: Logs) -> None:
+def start_fresh(run: Run, settings: GongzhuTrainConfig, logs: Logs) -> None:
     """A fresh run's start: the warm start (train.warm_start.games > 0), then the evaluation
     and the checkpoint of step 0, the network before any self-play."""
-    if run.cfg.train.warm_start.games > 0:
-        warm_start_network(run, logs.writer)
+    t = settings.train
+    if t.warm_start.games > 0:
+        warm_start_network(run, settings, logs.writer)
     if logs.eval_deals is not None:
-        log_eval(run, logs.writer, evaluate(run, logs.eval_deals))
-    checkpoint(run, logs, milestones_passed(run, -1.0, -1))
+        log_eval(run, logs.writer, evaluate(run, t, logs.eval_deals))
+    checkpoint(run, settings, logs, milestones_passed(run, t, -1.0, -1))
 
 
-def log_start(run: Run, logs: Logs) -> None:
-    """What a run logs each time it starts (fresh or resumed), at its step: its resolved
-    config as YAML (tensorboard text `config`), and where its first network came from
+def log_start(run: Run, settings: GongzhuTrainConfig, logs: Logs) -> None:
+    """What a run logs each time it starts (fresh or resumed), at its step: its settings as
+    YAML (tensorboard text `config`), and where its first network came from
     (`train/init_from`, before its first batch)."""
-    logs.writer.add_text(CONFIG_TAG, config_text(run.cfg), run.step)
+    logs.writer.add_text(CONFIG_TAG, config_text(settings), run.step)
     if run.step == 0 and run.init_from is not None:
         logs.writer.add_text("train/init_from", json.dumps(strict_json(run.init_from)), 0)
 
 
-def config_text(cfg: DictConfig) -> str:
-    """The resolved config as a YAML block of markdown (tensorboard renders text as markdown)."""
-    return f"```yaml\n{OmegaConf.to_yaml(cfg, resolve=True)}```"
+def config_text(settings: GongzhuTrainConfig) -> str:
+    """The settings as a YAML block of markdown (tensorboard renders text as markdown)."""
+    return f"```yaml\n{OmegaConf.to_yaml(settings)}```"
 
 
-def progress_bar(run: Run) -> tqdm:
+def progress_bar(run: Run, settings: GongzhuTrainConfig) -> tqdm:
     """The run's progress bar over batches, out of train.max_batches (the `cpu` preset's 4800,
     the shipped network's recipe; none without a limit); silent with progress=false."""
-    return tqdm(total=run.cfg.train.max_batches, initial=run.step, unit="batch",
-                disable=not run.cfg.progress, desc=f"train {run.cfg.run}")
+    return tqdm(total=settings.train.max_batches, initial=run.step, unit="batch",
+                disable=not settings.progress, desc=f"train {settings.run}")
 
 
-def should_stop(run: Run) -> bool:
+def should_stop(run: Run, t: TrainConfig) -> bool:
     """Whether the run has done train.max_batches batches or train.max_minutes of training."""
-    t = run.cfg.train
     if t.max_batches is not None and run.step >= t.max_batches:
         return True
     return t.max_minutes is not None and run.train_seconds >= 60 * t.max_minutes
 
 
-def enter_phase(run: Run, logs: Logs) -> bool:
+def enter_phase(run: Run, settings: GongzhuTrainConfig, logs: Logs) -> bool:
     """Run.advance_phase, logged (tensorboard train/phase, a line when progress is on); True
     when the network was replaced."""
     before = run.phase
-    replaced = run.advance_phase()
+    replaced = run.advance_phase(settings)
     if run.phase != before:
         logs.writer.add_scalar("train/phase", run.phase, run.step)
         change = run.phases[-1]
         logs.writer.add_text("train/phases", json.dumps(strict_json(change)), run.step)
-        if run.cfg.progress:
+        if settings.progress:
             tqdm.write(f"phase {run.phase} from {run.games} games: "
                        + ", ".join(f"{k}={change[k]}" for k in PHASE_KEYS)
                        + (f"; network grown to hidden={change['hidden']}, "
@@ -190,21 +196,14 @@ def enter_phase(run: Run, logs: Logs) -> bool:
     return replaced
 
 
-def selfplay_settings(run: Run) -> SelfPlaySettings:
-    """How the run's next batch of self-play games is played: the train settings, with the
-    current phase's in force."""
-    return SelfPlaySettings.of(run.cfg.train, run.settings)
-
-
-def learn_from(run: Run, records: SelfPlayRecords) -> dict:
-    """Add a batch of records to the replay and make the learner's passes over it; the mean of
-    each training metric over the optimiser steps."""
+def learn_from(run: Run, t: TrainConfig, records: SelfPlayRecords) -> dict[str, float]:
+    """Add a batch of records to the replay and make the learner's passes over it (`t`: the
+    train settings in force); the mean of each training metric over the optimiser steps."""
     run.replay.add(records)
-    t = run.cfg.train
     run.model.train()
     sums: dict[str, float] = {}
     count = 0
-    for batch in run.replay.minibatches(t.minibatch, run.settings["passes"], run.rng):
+    for batch in run.replay.minibatches(t.minibatch, t.passes, run.rng):
         metrics = train_step(run.model, run.optimizer, batch, run.device,
                              value_weight=t.value_weight, value_unit=t.value_unit,
                              value_loss=t.value_loss, aux_weight=t.aux_weight,
@@ -228,7 +227,7 @@ def count_batch(run: Run, records: SelfPlayRecords, seconds: float) -> tuple[flo
     return before
 
 
-def log_batch(run: Run, logs: Logs, records: SelfPlayRecords, metrics: dict,
+def log_batch(run: Run, logs: Logs, records: SelfPlayRecords, metrics: dict[str, float],
               play_seconds: float) -> None:
     """The batch's learner `metrics` and self-play figures (added to `metrics`) to tensorboard
     at the run's step."""
@@ -245,31 +244,34 @@ def log_batch(run: Run, logs: Logs, records: SelfPlayRecords, metrics: dict,
         logs.writer.add_scalar(key, value, run.step)
 
 
-def evaluate_if_due(run: Run, logs: Logs) -> bool:
+def evaluate_if_due(run: Run, t: TrainConfig, logs: Logs) -> bool:
     """Evaluate and log the network every train.eval_every steps; True when it did (its result
     belongs in the checkpoint of this step, which must then be made)."""
-    if logs.eval_deals is None or run.step % run.cfg.train.eval_every != 0:
+    if logs.eval_deals is None or run.step % t.eval_every != 0:
         return False
-    log_eval(run, logs.writer, evaluate(run, logs.eval_deals))
+    log_eval(run, logs.writer, evaluate(run, t, logs.eval_deals))
     return True
 
 
-def save_if_due(run: Run, logs: Logs, milestones: list[str], evaluated: bool) -> None:
+def save_if_due(run: Run, settings: GongzhuTrainConfig, logs: Logs, milestones: list[str],
+                evaluated: bool) -> None:
     """Checkpoint the run when this step was evaluated, passed `milestones`, is a multiple of
     train.checkpoint_every or is the last."""
-    if (evaluated or milestones or run.step % run.cfg.train.checkpoint_every == 0
-            or should_stop(run)):
-        checkpoint(run, logs, milestones)
+    t = settings.train
+    if evaluated or milestones or run.step % t.checkpoint_every == 0 or should_stop(run, t):
+        checkpoint(run, settings, logs, milestones)
 
 
-def checkpoint(run: Run, logs: Logs, milestones: list[str] = ()) -> None:
+def checkpoint(run: Run, settings: GongzhuTrainConfig, logs: Logs,
+               milestones: Sequence[str] = ()) -> None:
     """Flush tensorboard (it holds no less than the checkpoint), then checkpoint the run."""
     logs.writer.flush()
-    run.save(milestones)
+    run.save(settings, milestones)
 
 
-def show_progress(run: Run, logs: Logs, metrics: dict) -> None:
+def show_progress(run: Run, logs: Logs, metrics: dict[str, float]) -> None:
     """Advance the progress bar by the batch, with its losses, speed and the last evaluation."""
+    assert logs.bar is not None  # the run has started
     logs.bar.update(1)
     logs.bar.set_postfix(policy=f"{metrics.get('loss/policy', 0):.3f}",
                          value=f"{metrics.get('loss/value', 0):.3f}",
@@ -277,7 +279,7 @@ def show_progress(run: Run, logs: Logs, metrics: dict) -> None:
                          wpg=f"{run.evals[-1]['wpg_raw']:+.0f}" if run.evals else "-")
 
 
-def evaluate(run: Run, deals: np.ndarray) -> dict:
+def evaluate(run: Run, t: TrainConfig, deals: np.ndarray) -> dict[str, Any]:
     """Raw network (1-ply value search over sampled deals) vs two Mr. Greeds and vs Mr. Random,
     for the run's network as it is now (the weights' average with train.ema).
 
@@ -285,7 +287,6 @@ def evaluate(run: Run, deals: np.ndarray) -> dict:
     network; with more, each worker process loads it from a model-only file written for the
     evaluation (run folder's eval_model.pt, removed after). Both give the same results: the
     players compute with the same weights on the CPU."""
-    t = run.cfg.train
     raw = player_spec("raw")
     # The paper's benchmark: uniform deals. The raw player's default is the belief network's
     # deals, which would change what the training curves measure and break their comparison
@@ -315,21 +316,22 @@ def evaluate(run: Run, deals: np.ndarray) -> dict:
     }
 
 
-def log_eval(run: Run, writer, result: dict) -> None:
+def log_eval(run: Run, writer: SummaryWriter, result: dict[str, Any]) -> None:
     """Add an evaluation to the run's history, eval.jsonl and tensorboard (made before the
     checkpoint of its step: on resume the harness drops lines and events past the checkpoint)."""
     run.evals.append(result)
+    assert run.folder is not None  # open_run's
     run.folder.log("eval.jsonl", result)
     writer.add_scalar("eval/wpg_raw", result["wpg_raw"], run.step)
     writer.add_scalar("eval/vs_random", result["vs_random"], run.step)
 
 
-def warm_start_network(run: Run, writer) -> None:
+def warm_start_network(run: Run, settings: GongzhuTrainConfig, writer: SummaryWriter) -> None:
     """Fit the fresh network to Mr. Greed's games (train/warm_start.py); its time counts as
     training time and its losses go to tensorboard under warm_start/ by epoch."""
-    t = run.cfg.train
-    ws = OmegaConf.to_object(t.warm_start)
-    if run.cfg.progress:
+    t = settings.train
+    ws = t.warm_start
+    if settings.progress:
         print(f"warm start: {ws.games} Mr. Greed games, then {ws.epochs} epochs of fitting",
               flush=True)
     started = time.perf_counter()
@@ -337,13 +339,13 @@ def warm_start_network(run: Run, writer) -> None:
     rng = np.random.default_rng([t.seed, 1])
     summary = warm_start(run.model, ws, rng, run.device, value_unit=t.value_unit,
                          value_loss=t.value_loss)
-    run.restart_average()  # the average is of self-play's training, from the fitted network
+    run.restart_average(t)  # the average is of self-play's training, from the fitted network
     run.train_seconds += time.perf_counter() - started
     run.warm_start = summary
     for epoch, metrics in enumerate(summary["epochs"], start=1):
         for key, value in metrics.items():
             writer.add_scalar(f"warm_start/{key.split('/')[-1]}", value, epoch)
-    if run.cfg.progress:
+    if settings.progress:
         last = summary["epochs"][-1]
         print(f"warm start done in {(time.perf_counter() - started) / 60:.1f} min: policy "
               f"{last['loss/policy']:.3f}, value {last['loss/value']:.1f}", flush=True)

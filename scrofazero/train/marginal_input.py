@@ -24,7 +24,9 @@ import io
 import json
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,27 +36,28 @@ from scrofazero.atomic import write_atomic
 from scrofazero.games.gongzhu.batch import StateBatch, is_terminal, legal_mask, step
 from scrofazero.games.gongzhu.cards import NUM_CARDS
 from scrofazero.games.gongzhu.rules import GongzhuState
-from scrofazero.nn.belief import load_belief, relative_to_absolute, view_positions
+from scrofazero.nn.belief import BeliefModel, load_belief, relative_to_absolute, view_positions
 from scrofazero.nn.checkpoint import load_model, save_model_file
 from scrofazero.nn.encoding import encode, encode_holders
 from scrofazero.nn.evaluator import NetworkEvaluator
 from scrofazero.nn.network import masked_log_softmax
 from scrofazero.sampling.belief import view_holders
-from scrofazero.train.hidden_games import check_not_standard, load_shards, split
+from scrofazero.train.hidden_games import GameRecords, check_not_standard, load_shards, split
 from scrofazero.train.learner import loss_fn, make_optimizer
 
 INPUT = "belief_marginals"  # what a fine-tuned file's meta["input"] says
 ROOT, CHILD = 0, 1  # kinds of rows
 
 
-def _replay(records, game: int, ply: int) -> GongzhuState:
+def _replay(records: GameRecords, game: int, ply: int) -> GongzhuState:
     state = GongzhuState(records.deal[game], int(records.leader[game]))
     for t in range(ply):
         state.apply(int(records.cards[game, t]))
     return state
 
 
-def _teacher(evaluator: NetworkEvaluator, states: StateBatch):
+def _teacher(evaluator: NetworkEvaluator, states: StateBatch
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The teacher's targets on true states: (legal [B, 52], masked policy [B, 52], value [B])."""
     logits, value = evaluator.forward_features(encode(states))
     legal = legal_mask(states)
@@ -63,8 +66,9 @@ def _teacher(evaluator: NetworkEvaluator, states: StateBatch):
     return legal, (p / p.sum(axis=1, keepdims=True)).astype(np.float32), value
 
 
-def build_rows(records, games: np.ndarray, plies: np.ndarray, evaluator: NetworkEvaluator,
-               belief, calibrate: int = 20) -> dict[str, np.ndarray]:
+def build_rows(records: GameRecords, games: np.ndarray, plies: np.ndarray,
+               evaluator: NetworkEvaluator, belief: BeliefModel, calibrate: int = 20
+               ) -> dict[str, np.ndarray]:
     """Student inputs and teacher targets of the positions (game, ply) and their children.
 
     Each position is the mover's view before its play at that ply; its root row and one child
@@ -108,9 +112,11 @@ def build_rows(records, games: np.ndarray, plies: np.ndarray, evaluator: Network
             "ply": np.asarray(plies)[origin].astype(np.int8)}
 
 
-def build(data, out, games: int = 4000, plies_per_game: int = 6, seed: int = 0,
+def build(data: str | Path | Iterable[str | Path], out: str | Path, games: int = 4000,
+          plies_per_game: int = 6, seed: int = 0,
           checkpoint: str | None = None, beliefs: str | None = None, calibrate: int = 20,
-          val_fraction: float = 0.05, chunk: int = 256, progress: bool = True) -> dict:
+          val_fraction: float = 0.05, chunk: int = 256, progress: bool = True
+          ) -> dict[str, Any]:
     """Positions of `games` recorded games (drawn from the shards of `data`) with their inputs
     and targets, written to the .npz `out` atomically; returns a summary.
 
@@ -134,16 +140,16 @@ def build(data, out, games: int = 4000, plies_per_game: int = 6, seed: int = 0,
     _, val_games = split(records, val_fraction)
     rng = np.random.default_rng(seed)
     chosen = np.sort(rng.choice(len(records), min(games, len(records)), replace=False))
-    pairs = []
+    pair_list: list[tuple[int, int]] = []
     for g in chosen:
-        plies = []
+        plies: list[int] = []
         for t in rng.permutation(NUM_CARDS):
             if len(plies) == plies_per_game:
                 break
             if len(_replay(records, int(g), int(t)).legal_actions()) > 1:
                 plies.append(int(t))
-        pairs.extend((int(g), t) for t in sorted(plies))
-    pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        pair_list.extend((int(g), t) for t in sorted(plies))
+    pairs = np.array(pair_list, dtype=np.int64).reshape(-1, 2)
     checkpoint = shipped.network_file(checkpoint)
     evaluator = NetworkEvaluator(load_model(checkpoint))
     belief = load_belief(beliefs)
@@ -163,13 +169,14 @@ def build(data, out, games: int = 4000, plies_per_game: int = 6, seed: int = 0,
             "beliefs": str(beliefs or shipped.BELIEF), "calibrate": calibrate, "seed": seed,
             "seconds": time.perf_counter() - started}
     buffer = io.BytesIO()
-    np.savez(buffer, info=np.array(json.dumps(info)), **rows)
+    # (numpy's stub lets **rows fill savez's allow_pickle: flag; rows holds arrays only)
+    np.savez(buffer, info=np.array(json.dumps(info)), **rows)  # type: ignore[arg-type]
     data_bytes = buffer.getvalue()
     write_atomic(out, lambda f: f.write(data_bytes))
     return info
 
 
-def _batch(rows: dict, idx: np.ndarray) -> dict[str, torch.Tensor]:
+def _batch(rows: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, torch.Tensor]:
     return {"inputs": torch.from_numpy(rows["inputs"][idx]),
             "legal": torch.from_numpy(rows["legal"][idx]),
             "policy_target": torch.from_numpy(rows["policy"][idx]),
@@ -177,7 +184,8 @@ def _batch(rows: dict, idx: np.ndarray) -> dict[str, torch.Tensor]:
 
 
 @torch.no_grad()
-def evaluate_rows(model, rows: dict, idx: np.ndarray, chunk: int = 2048) -> dict:
+def evaluate_rows(model: torch.nn.Module, rows: dict[str, np.ndarray], idx: np.ndarray,
+                  chunk: int = 2048) -> dict[str, dict[str, Any]]:
     """Mean KL(teacher || student masked policy) and value squared error (points^2) of the
     rows `idx`, for roots, children and all.
 
@@ -198,7 +206,7 @@ def evaluate_rows(model, rows: dict, idx: np.ndarray, chunk: int = 2048) -> dict
         kl[s:s + chunk] = (torch.special.xlogy(t, t) - t * log_p).sum(dim=1).numpy()
         se[s:s + chunk] = ((value.float() - b["value_target"]) ** 2).numpy()
     kind = rows["kind"][idx]
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, sel in (("root", kind == ROOT), ("child", kind == CHILD),
                       ("all", np.ones(len(idx), bool))):
         n = int(sel.sum())
@@ -207,9 +215,10 @@ def evaluate_rows(model, rows: dict, idx: np.ndarray, chunk: int = 2048) -> dict
     return out
 
 
-def fit(data, out, checkpoint: str | None = None, epochs: float = 1.0, batch: int = 512,
+def fit(data: str | Path, out: str | Path, checkpoint: str | None = None, epochs: float = 1.0,
+        batch: int = 512,
         lr: float = 2e-4, value_weight: float = 1.0, value_unit: float = 50.0, seed: int = 0,
-        max_minutes: float = 0.0, progress: bool = True) -> dict:
+        max_minutes: float = 0.0, progress: bool = True) -> dict[str, Any]:
     """Fine-tune the network of `checkpoint` on the rows of `data` (from `build`) and write it
     to `out` (atomically, after every epoch) with meta saying its input; returns the summary,
     held-out figures before and after included.
@@ -248,7 +257,7 @@ def fit(data, out, checkpoint: str | None = None, epochs: float = 1.0, batch: in
     total = int(round(epochs * steps_per_epoch))
     started = time.perf_counter()
     history, step_no, order = [], 0, np.array([], dtype=np.int64)
-    summary = {}
+    summary: dict[str, Any] = {}
     while step_no < total:
         if len(order) < batch:
             order = np.concatenate([order, rng.permutation(train_idx)])
@@ -258,7 +267,7 @@ def fit(data, out, checkpoint: str | None = None, epochs: float = 1.0, batch: in
         logits, value = model(tensors["inputs"])
         loss, _ = loss_fn(logits, value, tensors, value_weight, value_unit, value_loss="mse")
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
         optimizer.step()
         step_no += 1
         minutes = (time.perf_counter() - started) / 60
@@ -283,7 +292,7 @@ def fit(data, out, checkpoint: str | None = None, epochs: float = 1.0, batch: in
     return summary
 
 
-def main(argv=None) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m scrofazero.train.marginal_input",
                                      description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

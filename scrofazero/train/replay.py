@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +18,11 @@ FIELDS = ("inputs", "legal", "policy_target", "value_target", "seat")
 AUX_FIELDS = ("points_target", "capture_target")
 
 
-def _fields(records) -> dict[str, np.ndarray]:
-    get = records.get if isinstance(records, dict) else lambda k: getattr(records, k, None)
-    found = {k: get(k) for k in FIELDS + AUX_FIELDS}
+def _fields(records: object) -> dict[str, np.ndarray]:
+    if isinstance(records, dict):
+        found = {k: records.get(k) for k in FIELDS + AUX_FIELDS}
+    else:
+        found = {k: getattr(records, k, None) for k in FIELDS + AUX_FIELDS}
     return {k: np.asarray(v) for k, v in found.items() if v is not None}
 
 
@@ -31,9 +34,9 @@ class ReplayBuffer:
             raise ValueError(f"max_batches must be >= 1, got {max_batches}")
         self.max_batches = max_batches
         # The records as added (SelfPlayRecords or dicts), oldest first: what a checkpoint saves.
-        self.batches: deque = deque(maxlen=max_batches)
+        self.batches: deque[Any] = deque(maxlen=max_batches)
 
-    def add(self, records) -> None:
+    def add(self, records: object) -> None:
         """Append one batch (SelfPlayRecords or a dict with FIELDS); the oldest falls out."""
         fields = _fields(records)
         n = len(fields["inputs"])

@@ -12,15 +12,19 @@ optimiser, as the original's authors did between their runs. The original's late
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import Field
 
 from scrofazero.nn.evaluator import PRECISIONS
 from scrofazero.nn.grow import check_growth
-from scrofazero.settings import Count, NonNegativeInt, Positive, Share, one_of
+from scrofazero.settings import Count, NonNegativeInt, Positive, Share, choice
+
+if TYPE_CHECKING:
+    from scrofazero.nn.network import ModelConfig
 
 # The train settings a phase can set (besides the network's shape).
 PHASE_KEYS = ("games_per_batch", "replay_batches", "passes", "lr", "playout_full", "search_scale",
@@ -42,16 +46,17 @@ class PhaseConfig:
     # self-play's search budget times this (None: as before)
     search_scale: Positive | None = None
     # self-play's network precision: float32 | bfloat16 (None: as before)
-    inference: one_of(*INFERENCE) | None = None
+    inference: Annotated[str, choice(*INFERENCE)] | None = None
     hidden: Widths | None = None  # grow the network to these trunk widths (None: keep)
     num_blocks: NonNegativeInt | None = None  # grow to this many residual blocks (None: keep)
 
 
-def _get(phase, key):
+def _get(phase: PhaseConfig | dict[str, Any], key: str) -> Any:
     return phase.get(key) if isinstance(phase, dict) else getattr(phase, key)
 
 
-def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "train.schedule"):
+def check_schedule(schedule: Sequence[PhaseConfig | dict[str, Any]], base: dict[str, Any],
+                   shape: dict[str, Any], where: str = "train.schedule") -> None:
     """Refuse phases that do not follow each other, naming the phase: each must start later
     than the one before, and grow the network the one before leaves (or keep it). Each phase's
     own values are bounded by PhaseConfig's field types (checked with the rest of the config)."""
@@ -75,7 +80,7 @@ def check_schedule(schedule: Sequence, base: dict, shape: dict, where: str = "tr
         prev = cur
 
 
-def phase_index(schedule: Sequence, games: int) -> int:
+def phase_index(schedule: Sequence[PhaseConfig | dict[str, Any]], games: int) -> int:
     """Index of the phase in force after `games` self-play games (-1: none yet)."""
     index = -1
     for i, phase in enumerate(schedule):
@@ -84,7 +89,9 @@ def phase_index(schedule: Sequence, games: int) -> int:
     return index
 
 
-def phase_settings(schedule: Sequence, index: int, base: dict, shape: dict) -> tuple[dict, dict]:
+def phase_settings(schedule: Sequence[PhaseConfig | dict[str, Any]], index: int,
+                   base: dict[str, Any], shape: dict[str, Any]
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(train settings {PHASE_KEYS}, shape {hidden, num_blocks}) of phase `index` (-1: base)."""
     settings = {k: base[k] for k in PHASE_KEYS}
     cur = {"hidden": [int(w) for w in shape["hidden"]], "num_blocks": int(shape["num_blocks"])}
@@ -97,3 +104,24 @@ def phase_settings(schedule: Sequence, index: int, base: dict, shape: dict) -> t
         if _get(phase, "num_blocks") is not None:
             cur["num_blocks"] = int(_get(phase, "num_blocks"))
     return settings, cur
+
+
+class Scheduled(Protocol):
+    """What `in_force` reads of the train settings (train/config.py TrainConfig, which imports
+    this module): a dataclass with a schedule, and PHASE_KEYS' fields."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    schedule: list[PhaseConfig]
+
+
+TrainT = TypeVar("TrainT", bound=Scheduled)
+
+
+def in_force(train: TrainT, model: ModelConfig, index: int) -> tuple[TrainT, dict[str, Any]]:
+    """(the `train` settings (train/config.py TrainConfig) with phase `index`'s in force, the
+    network shape {hidden, num_blocks} of that phase) for the `model` settings' base shape;
+    index -1: the train settings as they are."""
+    settings, shape = phase_settings(train.schedule, index,
+                                     {k: getattr(train, k) for k in PHASE_KEYS},
+                                     {"hidden": model.hidden, "num_blocks": model.num_blocks})
+    return dataclasses.replace(train, **settings), shape

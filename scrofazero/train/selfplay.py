@@ -12,10 +12,12 @@ or, with outcome_weight > 0, a mix with the game's actual outcome minus that dif
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from scrofazero.games.gongzhu.batch import (
     GongzhuRules,
@@ -31,7 +33,9 @@ from scrofazero.games.gongzhu.deals import check_deal
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.games.gongzhu.scoring import batch_pile_scores
 from scrofazero.nn.encoding import encode
-from scrofazero.search.mcts import MCTSConfig, run_mcts
+from scrofazero.nn.evaluator import NetworkEvaluator
+from scrofazero.search.mcts import MCTSConfig, SearchResult, run_mcts
+from scrofazero.search.protocols import Evaluator
 
 
 @dataclass
@@ -89,7 +93,8 @@ def policy_targets(q: np.ndarray, legal: np.ndarray, beta: float = 0.2) -> np.nd
     # Subtract the row max so exp never overflows (Q spans hundreds of points).
     z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)  # exp(-inf) = 0 off the support
-    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+    target: np.ndarray = (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+    return target
 
 
 def visit_targets(visits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -98,7 +103,8 @@ def visit_targets(visits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     v = np.where(legal, visits, 0.0)
     total = v.sum(axis=1, keepdims=True)
     v = np.where(total > 0, v, legal.astype(np.float64))
-    return (v / v.sum(axis=1, keepdims=True)).astype(np.float32)
+    target: np.ndarray = (v / v.sum(axis=1, keepdims=True)).astype(np.float32)
+    return target
 
 
 def improved_targets(q: np.ndarray, visits: np.ndarray, legal: np.ndarray,
@@ -119,13 +125,14 @@ def improved_targets(q: np.ndarray, visits: np.ndarray, legal: np.ndarray,
     z = np.where(legal, prior_logits + sigma, -np.inf)
     z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)
-    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+    target: np.ndarray = (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+    return target
 
 
 POLICY_TARGETS = ("q", "visits", "gumbel")
 
 
-def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
+def _policy_target(kind: str, cat: dict[str, np.ndarray], beta: float) -> np.ndarray:
     if kind == "q":
         return policy_targets(cat["q"], cat["legal"], beta)
     if kind == "visits":
@@ -133,11 +140,25 @@ def _policy_target(kind: str, cat: dict, beta: float) -> np.ndarray:
     return improved_targets(cat["q"], cat["visits"], cat["legal"], cat["prior"])
 
 
+class _SelfPlayPart(Protocol):
+    """What SelfPlaySettings.of reads of the train settings (train/config.py TrainConfig, which
+    imports this module)."""
+
+    games_per_batch: int
+    beta: float
+    outcome_weight: float
+    playout_full: float
+    playout_cheap: float
+    search_scale: float
+    policy_target: str
+    inference: str
+
+
 @dataclass(frozen=True)
 class SelfPlaySettings:
     """How a batch of self-play games is played and recorded, under the `train` settings' own
-    names (play_selfplay documents each). `of` builds it from the train settings and the run's
-    current phase; the loop and the Ray actors play with it alike."""
+    names (play_selfplay documents each): the part of the train settings in force that
+    self-play reads (`of`), which the loop and the Ray actors play with alike."""
 
     games_per_batch: int = 64
     beta: float = 0.2
@@ -149,23 +170,18 @@ class SelfPlaySettings:
     inference: str = "float32"
 
     @classmethod
-    def of(cls, train, phase: Mapping | None = None) -> SelfPlaySettings:
-        """The settings of `train` (the config's train group), with those the schedule's
-        current phase sets (`phase`: the run's phase settings, train/schedule.py) in force."""
-        now = {**{key: getattr(train, key) for key in PHASE_SETTINGS}, **(phase or {})}
-        return cls(games_per_batch=int(now["games_per_batch"]), beta=float(train.beta),
+    def of(cls, train: _SelfPlayPart) -> SelfPlaySettings:
+        """The self-play part of `train` (train/config.py TrainConfig, with the schedule's
+        phase in force: Run.in_force)."""
+        return cls(games_per_batch=int(train.games_per_batch), beta=float(train.beta),
                    outcome_weight=float(train.outcome_weight),
-                   playout_full=float(now["playout_full"]),
+                   playout_full=float(train.playout_full),
                    playout_cheap=float(train.playout_cheap),
-                   search_scale=float(now["search_scale"]),
-                   policy_target=str(train.policy_target), inference=str(now["inference"]))
+                   search_scale=float(train.search_scale),
+                   policy_target=str(train.policy_target), inference=str(train.inference))
 
 
-# The self-play settings a schedule phase may change (train/schedule.py PHASE_KEYS among them).
-PHASE_SETTINGS = ("games_per_batch", "playout_full", "search_scale", "inference")
-
-
-def play_batch(evaluator, rng: np.random.Generator, mcts_config: MCTSConfig,
+def play_batch(evaluator: NetworkEvaluator, rng: np.random.Generator, mcts_config: MCTSConfig,
                settings: SelfPlaySettings) -> SelfPlayRecords:
     """One batch of self-play games (settings.games_per_batch) as `settings` say."""
     return play_selfplay(evaluator, settings.games_per_batch, rng, mcts_config,
@@ -176,7 +192,8 @@ def play_batch(evaluator, rng: np.random.Generator, mcts_config: MCTSConfig,
                          policy_target=settings.policy_target, inference=settings.inference)
 
 
-def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray):
+def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
     """(points [M, 4] float32, capture [M, 16] int8) from the final piles [G, 4] of the games:
     the final pile score of seats mover + k (k = 0..3) and, for each of the 16 scoring cards,
     the k of the seat that captured it."""
@@ -189,16 +206,20 @@ def aux_targets(final_piles: np.ndarray, game: np.ndarray, seat: np.ndarray):
 
 def current_values(roots: StateBatch) -> np.ndarray:
     """The mover's current team difference (mid-game valuation) -> [R] float64 points."""
-    return returns(roots)[np.arange(len(roots)), current_player(roots)].astype(np.float64)
+    values: np.ndarray = returns(roots)[np.arange(len(roots)),
+                                        current_player(roots)].astype(np.float64)
+    return values
 
 
 def value_targets(q: np.ndarray, legal: np.ndarray, roots: StateBatch) -> np.ndarray:
     """Best legal root Q minus the mover's current team difference -> [R] float32 points."""
     best = np.where(legal & np.isfinite(q), q, -np.inf).max(axis=1)  # [R]
-    return (best - current_values(roots)).astype(np.float32)
+    targets: np.ndarray = (best - current_values(roots)).astype(np.float32)
+    return targets
 
 
-def _initial_states(num_games: int, rng: np.random.Generator, deals):
+def _initial_states(num_games: int, rng: np.random.Generator, deals: npt.ArrayLike | None
+                    ) -> tuple[StateBatch, np.ndarray, np.ndarray]:
     """(StateBatch of the G opening positions, deals [G, 52], first leaders [G] int8)."""
     if deals is None:
         deals = np.stack([rng.permutation(NUM_CARDS) for _ in range(num_games)])
@@ -215,12 +236,12 @@ def _initial_states(num_games: int, rng: np.random.Generator, deals):
 
 
 def play_selfplay(
-    evaluator,
+    evaluator: Evaluator,
     num_games: int,
     rng: np.random.Generator,
     mcts_config: MCTSConfig,
     beta: float = 0.2,
-    deals=None,
+    deals: npt.ArrayLike | None = None,
     outcome_weight: float = 0.0,
     playout_full: float = 1.0,
     playout_cheap: float = 0.25,
@@ -247,8 +268,8 @@ def play_selfplay(
     inference: the network's precision for these games ("float32" | "bfloat16", set on a
     NetworkEvaluator; None: the evaluator's own).
     """
-    if inference is not None:
-        evaluator.precision = inference
+    if inference is not None:  # (a NetworkEvaluator's setting)
+        cast(NetworkEvaluator, evaluator).precision = inference
     check_targets(policy_target, outcome_weight)
     t0 = time.perf_counter()
     s, deals, leaders = _initial_states(num_games, rng, deals)
@@ -271,8 +292,9 @@ def check_targets(policy_target: str, outcome_weight: float) -> None:
         raise ValueError(f"outcome_weight must lie in [0, 1], got {outcome_weight}")
 
 
-def play_lockstep(evaluator, s: StateBatch, deals: np.ndarray, leaders: np.ndarray,
-                  mcts_config: MCTSConfig, recorded, beta: float = 0.2,
+def play_lockstep(evaluator: Evaluator, s: StateBatch, deals: np.ndarray, leaders: np.ndarray,
+                  mcts_config: MCTSConfig, recorded: Callable[[np.ndarray, int], np.ndarray],
+                  beta: float = 0.2,
                   outcome_weight: float = 0.0, playout_full: float = 1.0,
                   playout_cheap: float = 0.25, policy_target: str = "q",
                   search_scale: float = 1.0, started: float | None = None,
@@ -313,27 +335,46 @@ def play_lockstep(evaluator, s: StateBatch, deals: np.ndarray, leaders: np.ndarr
             act[rows] = res.action
             simulations += int(res.num_simulations.sum())
             evaluations += int(res.num_evaluations)
-        rows, keep = rows[full], np.flatnonzero(full)
-        if len(rows):
-            roots = roots.take(keep)
-            q = np.asarray(res.q, dtype=np.float64)[keep]  # [R, 52]
-            parts["inputs"].append(encode(roots))
-            parts["legal"].append(legal[rows])
-            parts["q"].append(q)
-            parts["visits"].append(np.asarray(res.visits, dtype=np.float64)[keep])
-            if policy_target == "gumbel":
-                parts["prior"].append(np.asarray(evaluator(roots)[0], dtype=np.float64))
-            parts["value"].append(value_targets(q, legal[rows], roots))
-            parts["now"].append(current_values(roots))
-            parts["seat"].append(current_player(roots).astype(np.int8))
-            parts["game"].append(rows.astype(np.int32))
-            parts["ply"].append(np.full(len(rows), ply, dtype=np.int8))
+        if full.any():
+            _record(parts, evaluator, roots, res, full, rows, legal, ply, policy_target)
         actions[:, ply] = act
         s = step(s, act)  # checked: a search returning an illegal card fails loudly here
     assert is_terminal(s).all()
-    cat = {k: np.concatenate(v) if v else None for k, v in parts.items()}
-    if cat["inputs"] is None:  # only possible with zero games
+    return _records(parts, s, deals, leaders, actions, beta, outcome_weight, policy_target,
+                    (simulations, evaluations), t0)
+
+
+def _record(parts: dict[str, list[np.ndarray]], evaluator: Evaluator, roots: StateBatch,
+            res: SearchResult, full: np.ndarray, rows: np.ndarray, legal: np.ndarray, ply: int,
+            policy_target: str) -> None:
+    """Add one ply's recorded searches to `parts`: the searched roots (of games `rows`) whose
+    `full` flag is set, with their search's statistics `res` and the games' legal masks."""
+    rows, keep = rows[full], np.flatnonzero(full)
+    roots = roots.take(keep)
+    q = np.asarray(res.q, dtype=np.float64)[keep]  # [R, 52]
+    parts["inputs"].append(encode(roots))
+    parts["legal"].append(legal[rows])
+    parts["q"].append(q)
+    parts["visits"].append(np.asarray(res.visits, dtype=np.float64)[keep])
+    if policy_target == "gumbel":
+        parts["prior"].append(np.asarray(evaluator(roots)[0], dtype=np.float64))
+    parts["value"].append(value_targets(q, legal[rows], roots))
+    parts["now"].append(current_values(roots))
+    parts["seat"].append(current_player(roots).astype(np.int8))
+    parts["game"].append(rows.astype(np.int32))
+    parts["ply"].append(np.full(len(rows), ply, dtype=np.int8))
+
+
+def _records(parts: dict[str, list[np.ndarray]], s: StateBatch, deals: np.ndarray,
+             leaders: np.ndarray, actions: np.ndarray, beta: float, outcome_weight: float,
+             policy_target: str, counts: tuple[int, int], t0: float) -> SelfPlayRecords:
+    """The finished games `s` and their recorded plies `parts` as SelfPlayRecords: the targets
+    (policy by `policy_target`, value mixed with the outcome), the auxiliary targets and the
+    batch's totals (`counts`: simulations, evaluations)."""
+    if not parts["inputs"]:  # only possible with zero games
         raise ValueError("no searched position (num_games must be >= 1)")
+    # (every part but prior, which only policy_target gumbel records and reads)
+    cat = {k: np.concatenate(v) for k, v in parts.items() if v}
     final = returns(s).astype(np.float32)  # [G, 4]
     points, capture = aux_targets(s.piles, cat["game"], cat["seat"])
     outcome = (final[cat["game"], cat["seat"]] - cat["now"]).astype(np.float32)  # [M]
@@ -352,10 +393,10 @@ def play_lockstep(evaluator, s: StateBatch, deals: np.ndarray, leaders: np.ndarr
         first_leader=leaders,
         actions=actions,
         final_returns=final,
-        games=num_games,
+        games=len(s),
         plies_searched=len(cat["value"]),
-        simulations=simulations,
-        evaluations=evaluations,
+        simulations=counts[0],
+        evaluations=counts[1],
         seconds=time.perf_counter() - t0,
         points_target=points,
         capture_target=capture,

@@ -18,19 +18,18 @@ schedule, started from train.init_from) and after the warm start.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from scrofazero.atomic import copy_atomic
 from scrofazero.nn.checkpoint import (
-    CheckpointError,
-    check_finite,
     file_sha256,
     is_model_only,
     latest_checkpoint,
@@ -42,15 +41,18 @@ from scrofazero.nn.checkpoint import (
 from scrofazero.nn.grow import grow
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.runs import (
+    CheckpointError,
     Envelope,
     RunFolder,
+    check_finite,
     random_states,
     read_envelope,
     resume_or_start,
 )
+from scrofazero.train.config import GongzhuTrainConfig, TrainConfig
 from scrofazero.train.learner import average_of, make_optimizer
 from scrofazero.train.replay import ReplayBuffer
-from scrofazero.train.schedule import PHASE_KEYS, phase_index, phase_settings
+from scrofazero.train.schedule import PHASE_KEYS, in_force, phase_index
 from scrofazero.train.selfplay import SelfPlayRecords
 
 
@@ -69,8 +71,8 @@ class _Optimizer(BaseModel):
     """What torch's optimiser state_dict holds (the rest is checked by load_state_dict)."""
 
     model_config = ConfigDict(extra="allow")
-    state: dict
-    param_groups: list[dict]
+    state: dict[Any, Any]  # (keyed by parameter index)
+    param_groups: list[dict[Any, Any]]
 
 
 class CheckpointState(BaseModel):
@@ -78,22 +80,22 @@ class CheckpointState(BaseModel):
     or damaged file is refused by name before anything of it is used."""
 
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-    model: dict
+    model: dict[Any, Any]
     optimizer: _Optimizer
     step: int
-    ema: dict | None = None
+    ema: dict[Any, Any] | None = None
     games: int = 0
     train_seconds: float = 0.0
-    rng_state: dict | None = None
-    evals: list[dict] = []
-    warm_start: dict | None = None
+    rng_state: dict[Any, Any] | None = None
+    evals: list[dict[Any, Any]] = []
+    warm_start: dict[Any, Any] | None = None
     phase: int = -1
-    phases: list[dict] = []
-    init_from: dict | None = None
+    phases: list[dict[Any, Any]] = []
+    init_from: dict[Any, Any] | None = None
     replay: list[dict[str, Any]] = []
 
 
-def checked_state(payload: dict) -> dict:
+def checked_state(payload: dict[str, Any]) -> dict[str, Any]:
     """The payload's `extra`, once every field of the trainer's state has its type and the
     weights are finite; CheckpointError naming the file (and the field) otherwise."""
     path = payload["path"]
@@ -101,7 +103,7 @@ def checked_state(payload: dict) -> dict:
         raise CheckpointError(f"{path}: holds a network only (no optimiser state), so it cannot "
                               "be continued exactly; start a new run from it with "
                               "train.init_from=PATH")
-    extra = payload.get("extra") or {}
+    extra: dict[str, Any] = payload.get("extra") or {}
     try:
         CheckpointState.model_validate({**extra, "model": payload.get("model"),
                                         "optimizer": payload.get("optimizer"),
@@ -119,37 +121,45 @@ def checked_state(payload: dict) -> dict:
 
 
 class Run:
-    """Mutable state of one training run (what a checkpoint must restore)."""
+    """The mutable state of one training run: what a checkpoint must restore, and nothing of
+    the settings. Its methods that depend on the settings receive them (`settings`: the run's
+    GongzhuTrainConfig; `train`: the train settings in force, `in_force`)."""
 
-    def __init__(self, cfg: DictConfig, device: torch.device):
-        self.cfg = cfg
+    distributed_stats: dict[str, Any]  # set at its end by train/distributed.py's learner
+
+    def __init__(self, settings: GongzhuTrainConfig, device: torch.device):
+        t, m = settings.train, settings.model
         self.device = device
-        self.dir = Path(cfg.checkpoint_dir) / cfg.run
-        torch.manual_seed(cfg.train.seed)  # the initial weights are part of the run's seed
-        self.model = PolicyValueNet(
-            hidden=list(cfg.model.hidden), num_blocks=cfg.model.num_blocks,
-            value_scale=cfg.model.value_scale, aux=cfg.model.aux,
-        ).to(device)
-        t = cfg.train
+        self.dir = Path(settings.checkpoint_dir) / settings.run
+        torch.manual_seed(t.seed)  # the initial weights are part of the run's seed
+        self.model = PolicyValueNet(hidden=list(m.hidden), num_blocks=m.num_blocks,
+                                    value_scale=m.value_scale, aux=m.aux).to(device)
         self.phase = -1  # index into train.schedule of the phase in force (-1: none yet)
-        self.settings = {k: t[k] for k in PHASE_KEYS}  # the phase-settable train settings now
         self.optimizer = make_optimizer(self.model, t.lr, tuple(t.betas), t.weight_decay)
         self.replay = ReplayBuffer(max_batches=t.replay_batches)
         self.rng = np.random.default_rng(t.seed)
         self.step = 0  # self-play batches done
         self.games = 0
         self.train_seconds = 0.0  # self-play + learning, evaluation excluded
-        self.evals: list[dict] = []
-        self.warm_start: dict | None = None  # summary of the Greed warm start, if one was made
-        self.init_from: dict | None = None  # where the first network came from (train.init_from)
-        self.phases: list[dict] = []  # phase changes made: phase, step, games, minutes, shape
+        self.evals: list[dict[str, Any]] = []
+        # summary of the Greed warm start, if one was made
+        self.warm_start: dict[str, Any] | None = None
+        # where the first network came from (train.init_from)
+        self.init_from: dict[str, Any] | None = None
+        # phase changes made: phase, step, games, minutes, shape
+        self.phases: list[dict[str, Any]] = []
         self.folder: RunFolder | None = None  # the harness's run folder (logs, tensorboard)
         self.ema: PolicyValueNet | None = None  # the weights' average (train.ema > 0)
-        self.restart_average()
+        self.restart_average(t)
 
-    def restart_average(self) -> None:
+    def in_force(self, settings: GongzhuTrainConfig) -> TrainConfig:
+        """The train settings in force at the run's phase: dataclasses.replace of the train
+        group by what the schedule's phases up to it set."""
+        return in_force(settings.train, settings.model, self.phase)[0]
+
+    def restart_average(self, train: TrainConfig) -> None:
         """Start the weights' average anew at the network's weights (None when train.ema is 0)."""
-        self.ema = average_of(self.model) if self.cfg.train.ema > 0 else None
+        self.ema = average_of(self.model) if train.ema > 0 else None
 
     def is_fresh(self) -> bool:
         """Whether the run has no checkpoint yet: it starts with the warm start and the
@@ -162,7 +172,7 @@ class Run:
         the run keeps one, else the trained network itself."""
         return self.model if self.ema is None else self.ema
 
-    def _extra(self, replay: bool = True) -> dict:
+    def _extra(self, replay: bool = True) -> dict[str, Any]:
         extra = {
             "games": self.games,
             "train_seconds": self.train_seconds,
@@ -177,40 +187,36 @@ class Run:
             extra["replay"] = [asdict(r) for r in self.replay.batches]
         return extra
 
-    def save(self, milestones: list[str] = ()) -> Path:
-        """Checkpoint the run; copies of it named `milestones` are made before latest.pt moves
-        (so a kill in between redoes the step and its copies on resume). With train.state_file
-        the compact state (no replay) is written there too, after latest.pt."""
-        config = OmegaConf.to_container(self.cfg, resolve=True)
+    def save(self, settings: GongzhuTrainConfig, milestones: Sequence[str] = ()) -> Path:
+        """Checkpoint the run, its `settings` in the envelope; copies of it named `milestones`
+        are made before latest.pt moves (so a kill in between redoes the step and its copies on
+        resume). With train.state_file the compact state (no replay) is written there too,
+        after latest.pt."""
+        t = settings.train
+        config = settings_dict(settings)
         header = Envelope(GAME, settings=config, step=self.step, random=random_states()).header()
         snapshot = save_checkpoint(
             self.dir, model=self.model, optimizer=self.optimizer, step=self.step,
-            config=config, extra=self._extra(), keep=self.cfg.train.keep_checkpoints,
+            config=config, extra=self._extra(), keep=t.keep_checkpoints,
             before_latest=lambda snapshot: keep_milestones(self, snapshot, list(milestones)),
             run=header, ema=self.ema,
         )
         if self.folder is not None:
             self.folder.checkpointed(self.step)
-        if self.cfg.train.state_file:
-            save_state_file(self.cfg.train.state_file, model=self.model, optimizer=self.optimizer,
+        if t.state_file:
+            save_state_file(t.state_file, model=self.model, optimizer=self.optimizer,
                             step=self.step, config=config, extra=self._extra(replay=False),
-                            moments=self.cfg.train.state_moments, run=header,
-                            weights=self.cfg.train.state_weights, ema=self.ema)
+                            moments=t.state_moments, run=header, weights=t.state_weights,
+                            ema=self.ema)
         return snapshot
 
-    def _phase_config(self, index: int) -> tuple[dict, dict]:
-        """(train settings, network shape) of schedule phase `index` (-1: before any)."""
-        t, m = self.cfg.train, self.cfg.model
-        return phase_settings(t.schedule, index, {k: t[k] for k in PHASE_KEYS},
-                              {"hidden": list(m.hidden), "num_blocks": m.num_blocks})
-
-    def restore(self, payload: dict) -> None:
+    def restore(self, settings: GongzhuTrainConfig, payload: dict[str, Any]) -> None:
         """Continue from a checkpoint payload (load_checkpoint's), its state checked first
         (checked_state): CheckpointError naming the file for one that does not fit."""
         path = payload["path"]
         extra = checked_state(payload)
         self.phase = int(extra.get("phase", -1))
-        self.settings, shape = self._phase_config(self.phase)
+        train, shape = in_force(settings.train, settings.model, self.phase)
         expected = dict(self.model.config(), **shape)
         if payload["model_config"] != expected:
             raise ValueError(
@@ -219,9 +225,9 @@ class Run:
                 "the run's own settings"
             )
         if shape != self._shape():
-            self._replace_model(PolicyValueNet.from_config(expected).to(self.device))
+            self._replace_model(PolicyValueNet.from_config(expected).to(self.device), train)
         self.model.load_state_dict(payload["model"])
-        self.restart_average()  # a file from a run without an average: it starts here
+        self.restart_average(train)  # a file from a run without an average: it starts here
         if self.ema is not None and payload.get("ema") is not None:
             try:
                 self.ema.load_state_dict(payload["ema"])
@@ -233,7 +239,7 @@ class Run:
         self.train_seconds = float(extra.get("train_seconds", 0.0))
         if "rng_state" in extra:
             self.rng.bit_generator.state = extra["rng_state"]
-        self.replay = ReplayBuffer(max_batches=self.settings["replay_batches"])
+        self.replay = ReplayBuffer(max_batches=train.replay_batches)
         for rec in extra.get("replay", []):
             self.replay.add(SelfPlayRecords(**rec))
         self.evals = list(extra.get("evals", []))
@@ -241,21 +247,21 @@ class Run:
         self.init_from = extra.get("init_from")
         self.phases = list(extra.get("phases", []))
 
-    def _shape(self) -> dict:
+    def _shape(self) -> dict[str, Any]:
         """The network's shape as phases name it."""
         return {"hidden": list(self.model.hidden), "num_blocks": self.model.num_blocks}
 
-    def _replace_model(self, model: PolicyValueNet) -> None:
-        """A new network (grown or restored in another shape) with a fresh optimiser and the
-        weights' average started anew at it: the old average has the old shape, and a grown
-        network computes what the trained one did, not what the average did."""
-        t = self.cfg.train
+    def _replace_model(self, model: PolicyValueNet, train: TrainConfig) -> None:
+        """A new network (grown or restored in another shape) with a fresh optimiser (`train`:
+        the settings in force) and the weights' average started anew at it: the old average
+        has the old shape, and a grown network computes what the trained one did, not what the
+        average did."""
         self.model = model.eval()
-        self.optimizer = make_optimizer(self.model, self.settings["lr"], tuple(t.betas),
-                                        t.weight_decay)
-        self.restart_average()
+        self.optimizer = make_optimizer(self.model, train.lr, tuple(train.betas),
+                                        train.weight_decay)
+        self.restart_average(train)
 
-    def init_network(self, path: str) -> None:
+    def init_network(self, path: str, train: TrainConfig) -> None:
         """Start from the network in `path` (train.init_from), grown to the configured shape if
         it is smaller; the optimiser stays fresh."""
         payload = load_checkpoint(path, map_location="cpu")
@@ -272,11 +278,11 @@ class Run:
                                  "auxiliary heads grow)")
             try:
                 parent = grow(parent, want["hidden"], want["num_blocks"],
-                              generator=torch.Generator().manual_seed(int(self.cfg.train.seed)),
+                              generator=torch.Generator().manual_seed(int(train.seed)),
                               aux=self.model.aux)
             except ValueError as err:
                 raise ValueError(f"train.init_from={path}: {err}") from None
-        self._replace_model(parent)
+        self._replace_model(parent, train)
         extra = payload.get("extra") or {}
         self.init_from = {
             "path": str(path), "sha256": file_sha256(path), "step": int(payload["step"]),
@@ -286,36 +292,38 @@ class Run:
             "init_from": extra.get("init_from"), "phases": extra.get("phases"),
         }
 
-    def advance_phase(self) -> bool:
+    def advance_phase(self, settings: GongzhuTrainConfig) -> bool:
         """Enter the schedule's phase for the games played so far, if it changed: new settings,
         the network grown (fresh optimiser) when the phase's shape is bigger. True when the
         network object was replaced (a caller holding it must take the new one)."""
-        index = phase_index(self.cfg.train.schedule, self.games)
+        index = phase_index(settings.train.schedule, self.games)
         if index == self.phase:
             return False
-        settings, shape = self._phase_config(index)
+        train, shape = in_force(settings.train, settings.model, index)
         replaced = shape != self._shape()
-        self.phase, self.settings = index, settings
+        self.phase = index
         if replaced:
-            gen = torch.Generator().manual_seed(int(self.cfg.train.seed) * 1_000_003 + self.games)
-            self._replace_model(grow(self.model, shape["hidden"], shape["num_blocks"], gen))
+            gen = torch.Generator().manual_seed(int(train.seed) * 1_000_003 + self.games)
+            self._replace_model(grow(self.model, shape["hidden"], shape["num_blocks"], gen),
+                                train)
         else:
             for group in self.optimizer.param_groups:
-                group["lr"] = settings["lr"]
+                group["lr"] = train.lr
         old = list(self.replay.batches)
-        self.replay = ReplayBuffer(max_batches=settings["replay_batches"])
+        self.replay = ReplayBuffer(max_batches=train.replay_batches)
         for rec in old:
             self.replay.add(rec)
         self.phases.append({"phase": index, "step": self.step, "games": self.games,
                             "train_minutes": self.train_seconds / 60, "grown": replaced,
-                            **settings, **shape})
+                            **{key: getattr(train, key) for key in PHASE_KEYS}, **shape})
         return replaced
 
 
-def milestones_passed(run: Run, before_seconds: float, before_games: int) -> list[str]:
+def milestones_passed(run: Run, t: TrainConfig, before_seconds: float,
+                      before_games: int) -> list[str]:
     """File names of the milestones passed since (before_seconds, before_games): minutes of
-    training (milestone_<M>min.pt) and self-play games (games_<N>.pt)."""
-    t = run.cfg.train
+    training (milestone_<M>min.pt) and self-play games (games_<N>.pt), by the train settings
+    `t`."""
     names = [f"milestone_{m:g}min.pt" for m in t.milestone_minutes
              if before_seconds < 60 * m <= run.train_seconds]
     names += [f"games_{int(n)}.pt" for n in t.milestone_games if before_games < n <= run.games]
@@ -342,7 +350,7 @@ ALWAYS_MAY_CHANGE = (
 )
 
 
-def load_envelope(path) -> Envelope:
+def load_envelope(path: str | Path) -> Envelope:
     """The run envelope of Gongzhu checkpoint `path` around its payload; a file written before
     the envelope (no `run` header) gives its config as the settings and no random states.
     CheckpointError naming the file for a network-only file (e.g. models/scrofazero.pt copied in
@@ -357,26 +365,33 @@ def load_envelope(path) -> Envelope:
                          counted=f"the checkpoint's step {payload['step']}")
 
 
-def open_run(cfg: DictConfig, folder: RunFolder) -> Run:
-    """The run of cfg, fresh or restored from its latest checkpoint (resume=true) or from a state
-    file (resume_from=PATH, into a folder without checkpoints); `folder` (held) then begins."""
-    if cfg.train.threads > 0:
-        torch.set_num_threads(cfg.train.threads)
+def settings_dict(settings: GongzhuTrainConfig) -> dict[str, Any]:
+    """The run's settings as plain data: what its checkpoints record and a resume compares."""
+    return dataclasses.asdict(settings)
+
+
+def open_run(settings: GongzhuTrainConfig, folder: RunFolder) -> Run:
+    """The run of `settings`, fresh or restored from its latest checkpoint (resume=true) or from
+    a state file (resume_from=PATH, into a folder without checkpoints); `folder` (held) then
+    begins."""
+    t = settings.train
+    if t.threads > 0:
+        torch.set_num_threads(t.threads)
     torch.set_flush_denormal(True)  # denormal weights slow CPU training many-fold (evaluator.py)
-    run = Run(cfg, pick_device(cfg.train.device))
+    run = Run(settings, pick_device(t.device))
     run.folder = folder
     latest = latest_checkpoint(run.dir)
-    from_state = bool(cfg.get("resume_from")) and latest is None
-    source = Path(cfg.resume_from) if from_state else latest or run.dir / "latest.pt"
-    current = OmegaConf.to_container(cfg, resolve=True)
+    from_state = bool(settings.resume_from) and latest is None
+    source = (Path(settings.resume_from) if from_state and settings.resume_from
+              else latest or run.dir / "latest.pt")
     envelope = resume_or_start(
-        source, resume=bool(cfg.resume) or from_state, load=load_envelope,
-        settings=current, always=ALWAYS_MAY_CHANGE,
-        overrides=list(cfg.get("resume_overrides") or []), found=latest)
+        source, resume=settings.resume or from_state, load=load_envelope,
+        settings=settings_dict(settings), always=ALWAYS_MAY_CHANGE,
+        overrides=list(settings.resume_overrides), found=latest)
     if envelope is not None:
-        run.restore(envelope.state)
-    elif cfg.train.init_from:
-        run.init_network(cfg.train.init_from)
+        run.restore(settings, envelope.state)
+    elif t.init_from:
+        run.init_network(t.init_from, t)
     run.model.eval()  # trained only within the learner's passes (train/loop.py learn_from)
     folder.begin(envelope)
     return run

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -48,7 +49,8 @@ def check_warm_start(cfg: WarmStartConfig, where: str = "train.warm_start") -> N
     check_bounds(cfg, where)
 
 
-def greed_records(num_games: int, rng: np.random.Generator, greed_samples: int = 20) -> dict:
+def greed_records(num_games: int, rng: np.random.Generator, greed_samples: int = 20
+                  ) -> dict[str, Any]:
     """Every ply of `num_games` games of four Mr. Greeds on random deals and first leaders.
 
     Returns the replay fields (replay.FIELDS) for M = 52 x num_games positions: inputs [M, 434]
@@ -97,8 +99,9 @@ def greed_records(num_games: int, rng: np.random.Generator, greed_samples: int =
     }
 
 
-def fit(model: torch.nn.Module, records: dict, cfg: WarmStartConfig, rng: np.random.Generator,
-        device="cpu", value_unit: float = 1.0, value_loss: str = "rmse") -> list[dict[str, float]]:
+def fit(model: torch.nn.Module, records: dict[str, Any], cfg: WarmStartConfig,
+        rng: np.random.Generator, device: str | torch.device = "cpu", value_unit: float = 1.0,
+        value_loss: str = "rmse") -> list[dict[str, float]]:
     """`cfg.epochs` shuffled passes of supervised steps on `records` (greed_records' fields);
     returns each epoch's mean metrics ({"loss/policy", "loss/value", "loss/total"})."""
     optimizer = make_optimizer(model, cfg.lr, tuple(cfg.betas), weight_decay=1e-4)
@@ -121,7 +124,7 @@ def fit(model: torch.nn.Module, records: dict, cfg: WarmStartConfig, rng: np.ran
 
 
 def warm_start(model: torch.nn.Module, cfg: WarmStartConfig, rng: np.random.Generator,
-               device="cpu", **loss) -> dict:
+               device: str | torch.device = "cpu", **loss: Any) -> dict[str, Any]:
     """Play cfg.games Greed games and fit `model` to them; returns a summary (games, positions,
     play and fit seconds, per-epoch metrics) for the run's records. `loss`: value_unit and
     value_loss as the run's learner uses them."""

@@ -25,6 +25,7 @@ from scrofazero.sampling.belief import sample_belief, view_holders
 from scrofazero.sampling.oracle import DECIDING, OracleError
 from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands, view_constraints
+from scrofazero.settings import check_bounds
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +106,8 @@ def test_raw_player_calibrate_reaches_the_sampler(belief_file, calibrate, above,
         with pytest.raises(ValueError, match=next(iter(bad))):
             make_agent("raw", model=tiny_net(),
                        sampling={"method": "belief", "beliefs": belief_file, **bad})
-    with pytest.raises(ValueError, match="calibrate_above"):
-        SamplingConfig(method="belief", calibrate_above=-1)
+    with pytest.raises(ValueError, match="sampling.calibrate_above=-1: must be greater than"):
+        check_bounds(SamplingConfig(method="belief", calibrate_above=-1), "sampling")
 
 
 def test_raw_player_calibrate_above_changes_the_late_deals(belief_file):

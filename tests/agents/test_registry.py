@@ -55,6 +55,7 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     (tmp_path / "net.pt").write_bytes(b"")
     cfg.greed.num_samples, cfg.raw.sampling.num_deals, cfg.raw.mode = 7, 3, "policy"
     cfg.scrofazero.sampling.per_stratum = 1
+    cfg = OmegaConf.to_object(cfg)  # evaluate.py's settings as the runner receives them
     kwargs, checkpoint = _agent_kwargs(cfg, ["greed", "raw", "scrofazero", "if"], 1)
     assert kwargs["greed"] == {"num_samples": 7} and "if" not in kwargs
     assert checkpoint == cfg.checkpoint
@@ -71,7 +72,7 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
 
 def test_a_bad_setting_is_named_as_given():
     greed = player_spec("greed")
-    with pytest.raises(ValueError, match="num_samples must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match="greed.num_samples=0: must be greater than or equal to 1"):
         greed.settings_from({"num_samples": 0})
     with pytest.raises(ValueError, match="samples is not a setting of player 'greed'"):
         greed.settings_from({"samples": 3})

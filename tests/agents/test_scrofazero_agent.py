@@ -24,7 +24,8 @@ from scrofazero.sampling.iec import IECConfig, combine, iec_log_weights
 from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.stratified import sample_stratified
 from scrofazero.sampling.uniform import owners_to_hands
-from scrofazero.search.mcts import MCTSConfig, run_mcts_sequential
+from scrofazero.search.mcts import MCTSConfig
+from scrofazero.search.sequential import run_mcts_sequential
 
 
 def tiny_net(seed=0):

@@ -28,3 +28,15 @@ def refused(job, cfg, capsys, monkeypatch):
         job(cfg)
     assert exit_.value.code == 2
     return capsys.readouterr().err
+
+
+def settings_of(cfg):
+    """The checked dataclasses a composed config gives, as the scripts pass them on: train.py's
+    (config.check_train) or evaluate.py's (config.check_evaluate)."""
+    from omegaconf import OmegaConf
+
+    from scrofazero.config import EvaluateConfig, check_evaluate, check_train, evaluate_settings
+
+    if OmegaConf.get_type(cfg) is EvaluateConfig:
+        return check_evaluate(evaluate_settings(cfg))
+    return check_train(OmegaConf.to_object(cfg))

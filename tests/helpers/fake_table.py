@@ -21,6 +21,7 @@ def welcome(table: str, seat: int = 0, **fields) -> dict:
     msg = {"v": 1, "type": "welcome", "table": table, "game_id": 1, "status": "playing",
            "first_leader": 0, "players": players, "match_id": 1, "hand": [], "hand_number": 1,
            "hands": 1, "target": None, "totals": [0, 0], "public": False, "open_seats": [],
+           "open_deal": False, "open_hands": 0,
            "leader": 0, "trick": [], "captured": [[], [], [], []], "scores": [0, 0, 0, 0],
            "team": [0, 0], "seat": seat, "match_history": [], "history": [], "ply": 0,
            "move_deadline_s": 120.0, "thinking": False, "live_thinking": False,

@@ -122,3 +122,18 @@ def answer(server, path: str, body=None):
     status, got = http(server, path, body)
     assert status == 200, (path, status, got)
     return got
+
+
+def finished_game(server, hands: int = 1) -> dict:
+    """A match of four Mr. Randoms (`hands` hands) played to its end: its first game's record,
+    which names its match (`match_id`)."""
+    made = answer(server, "/api/tables", {"type": "create", "seats": ["random"] * 4,
+                                          "hands": hands})
+    deadline = time.time() + 60
+    while True:
+        status, game = http(server, f"/api/games/{made['game_id']}")
+        if status == 200 and answer(server, f"/api/matches/{game['match_id']}")["status"] \
+                == "finished":
+            return game
+        assert time.time() < deadline, "the match did not finish within 60 s"
+        time.sleep(0.05)

@@ -6,17 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scrofazero.agents.base import Explanation
-from scrofazero.agents.settings import check_choice
+from scrofazero.settings import check_bounds, one_of
 
 ENDS = ("lowest", "highest")
 
 
 @dataclass
 class ToySettings:
-    end: str = "lowest"  # which end of its legal cards (by index) it plays
-
-    def __post_init__(self):
-        self.end = check_choice("end", self.end, ENDS)
+    end: one_of(*ENDS) = "lowest"  # which end of its legal cards (by index) it plays
 
 
 class ToyPlayer:
@@ -26,7 +23,7 @@ class ToyPlayer:
     name = "toy"
 
     def __init__(self, end: str = "lowest"):
-        self.end = ToySettings(end).end
+        self.end = check_bounds(ToySettings(end), "toy").end
 
     def act(self, view, rng) -> int:
         return self.decide(view, rng)[0]

@@ -26,10 +26,10 @@ sys.argv = [str(ROOT / "train.py"), *sys.argv[3:]]
 if fault == "kill_in_eval":
     evaluate = loop.evaluate
 
-    def evaluate_killed(run, deals):
+    def evaluate_killed(run, train, deals):
         if run.step == at:
             os.kill(os.getpid(), signal.SIGKILL)
-        return evaluate(run, deals)
+        return evaluate(run, train, deals)
 
     loop.evaluate = evaluate_killed
 elif fault == "kill_before_latest":

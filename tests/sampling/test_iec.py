@@ -26,6 +26,7 @@ from scrofazero.sampling.iec import (
     replay_states,
 )
 from scrofazero.sampling.uniform import sample_hands
+from scrofazero.settings import check_bounds
 
 
 def initial_hands(view, hands_now):
@@ -148,8 +149,8 @@ def test_no_evidence_no_call_and_helpers():
     assert w.sum() == pytest.approx(1.0) and w[0] == pytest.approx(w[3]) and w[2] < 1e-100
     assert effective_sample_size(np.full(7, 0.3)) == pytest.approx(7)
     assert effective_sample_size(np.array([0, 0, 1.0])) == pytest.approx(1)
-    with pytest.raises(ValueError, match="form"):
-        IECConfig(form="cubic")
+    with pytest.raises(ValueError, match="weighting.form='cubic': choose exp or linear"):
+        check_bounds(IECConfig(form="cubic"), "weighting")
 
 
 def test_legal_mask_of_replays_contains_played_cards():

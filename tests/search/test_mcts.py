@@ -409,7 +409,8 @@ def test_ucb_explores_with_2_ln_n():
     child B (n = 1, Q = -30) score 31.5 and 34.4, so B is chosen; sqrt(ln N / n) would choose A."""
     from types import SimpleNamespace
 
-    from scrofazero.search.mcts import _select_ucb, log_table
+    from scrofazero.search.mcts import log_table
+    from scrofazero.search.sequential import _select_ucb
 
     legal = np.zeros(52, dtype=bool)
     legal[[3, 7]] = True

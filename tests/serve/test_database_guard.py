@@ -3,8 +3,10 @@
 Invariants: while one server holds a database, a second one's start is refused with
 DatabaseInUse and changes nothing (the first one's live games stay live), however the database
 is spelled (a symlink in another folder, a hard link, a relative path, a `file:` URI: the lock
-is the file's own) and names the holder's pid; a database of another backend is claimed by a
-row lock; once the first stops,
+is the file's own, and which file that is SQLite itself says: `?mode=memory` without
+`uri=true` opens the file, so it meets the lock too) and names the holder's pid; an in-memory
+database is refused at start (every thread would get its own empty one); a database of another
+backend is claimed by a row lock; once the first stops,
 the next start takes the database over and abandons what it left; an unusable database (a
 corrupt file, a path that cannot be a file, an unknown scheme, a PostgreSQL URL without its
 driver) is refused by serve() in one line naming the URL (password hidden) before the URL it
@@ -21,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from serve_thread import CHECKPOINT, running_server
+from serve_thread import CHECKPOINT, http, running_server
 
 from scrofazero.serve.app import create_app, serve
 from scrofazero.serve.common.config import PlayConfig
@@ -83,7 +85,9 @@ def other_spellings(tmp_path, db: Path) -> list[str]:
     return [str(elsewhere / "link.sqlite"), str(elsewhere / "hard.sqlite"),
             os.path.relpath(db), f"sqlite:///file:{db}?uri=true",
             f"sqlite:///file://localhost{db}?uri=true&mode=rwc",
-            f"sqlite:///file:{elsewhere / 'link.sqlite'}?uri=true"]
+            f"sqlite:///file:{elsewhere / 'link.sqlite'}?uri=true",
+            # the driver ignores SQLite's URI options without uri=true: these open the file
+            f"sqlite:///{db}?mode=memory", f"sqlite:///{db}?uri=false&mode=memory"]
 
 
 def test_every_spelling_of_a_held_database_is_refused_and_changes_nothing(tmp_path):
@@ -110,11 +114,39 @@ def test_a_file_uri_claims_the_file_for_every_other_spelling(tmp_path):
     open_database(str(db), Records).close()
 
 
-def test_in_memory_databases_are_not_locked():
-    for url in ("sqlite://", "sqlite:///:memory:"):
-        first, second = open_database(url, Records), open_database(url, Records)
-        first.close()
-        second.close()
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # 'mode' is ignored
+def test_a_server_on_a_held_file_spelled_in_memory_is_refused(tmp_path):
+    """`?mode=memory` without `uri=true` opens the file itself: a second server on that URL is
+    refused, and the first one's live game stays in play (its record closed)."""
+    with running_server(tmp_path) as first:
+        status, made = http(first, "/api/tables", {"type": "create", "seats": ["open"] * 4})
+        assert status == 200
+        for spelling in (f"sqlite:///{first.db}?mode=memory",
+                         f"sqlite:///{first.db}?uri=false&mode=memory"):
+            second = create_app(settings(spelling))
+
+            async def start_second(app=second):
+                async with app.router.lifespan_context(app):
+                    pass
+
+            with pytest.raises(DatabaseInUse, match=f"in use by process {os.getpid()}"):
+                asyncio.run(start_second())
+        assert waiting_games(first) == [made["game_id"]]  # not marked abandoned
+        assert http(first, f"/api/games/{made['game_id']}")[0] == 409  # its deal still hidden
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:",
+                                 "sqlite:///file:games?mode=memory&uri=true"])
+def test_an_in_memory_database_is_refused_at_start(url):
+    app = create_app(settings(url))
+
+    async def start():
+        async with app.router.lifespan_context(app):
+            pass
+
+    with pytest.raises(RecordsError, match="in-memory SQLite database .* give a file") as refused:
+        asyncio.run(start())
+    assert str(refused.value).startswith("cannot open the records database sqlite:")
 
 
 def test_another_backend_is_claimed_by_a_row_lock(tmp_path, monkeypatch):

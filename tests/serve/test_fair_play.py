@@ -4,7 +4,10 @@ Invariants: before `game_over` no message to a seat names a card it cannot see (
 the cards played so far), and none to a watcher names a card not yet played; no message, and no
 listing over HTTP, tells a deal number while the game is on (a standard deal's number shows every
 hand); the bots' thinking (it names their cards) comes with `game_over`, in play order, unless
-the table was created with `live_thinking`, which every `welcome` then says.
+the table was created with `live_thinking`, which every `welcome` then says. A table made with
+a chosen standard deal is an open deal, said before anyone joins (the listing, a watcher's
+welcome) and in every seat's welcome, and its later hands are random: a seat's own cards name the
+chosen hands' deals and no other's.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from serve_thread import Client, answer, running_server
 from toy_player import ToyPlayer, ToySettings
 
 from scrofazero.agents import PLAYERS, PlayerSpec
+from scrofazero.games.gongzhu.cards import card_code
+from scrofazero.games.gongzhu.deals import hands_of, load_deals
 from scrofazero.serve.gongzhu.messages import CARD_PATTERN
 
 DEAL = 5
@@ -64,8 +69,8 @@ def register_toy(monkeypatch) -> None:
 
 def test_no_seat_or_watcher_learns_a_hidden_card_before_the_end(tmp_path, monkeypatch):
     """A two-hand match from standard deal DEAL: no deal number is told, over the socket or
-    HTTP, until match_over, and hand 2's deal is not one hand 1 gives away (not DEAL + 1, drawn
-    by the server)."""
+    HTTP, until match_over, and hand 2's deal is not one hand 1 gives away (a random deal, no
+    standard one)."""
     register_toy(monkeypatch)
     listed = {}
     with running_server(tmp_path) as server:
@@ -107,10 +112,9 @@ def test_no_seat_or_watcher_learns_a_hidden_card_before_the_end(tmp_path, monkey
         assert all(g["deal_number"] is None for r in records for g in r.get("games", []))
     assert len(listed[1]) == 4  # hand 2's listings include hand 1's game and the match
     overs = [m for m in to_seat if m["type"] == "game_over"]
-    second = overs[1]["deal_number"]  # told with the match's last hand
-    assert overs[0]["deal_number"] is None and second is not None and second != DEAL
+    assert [o["deal_number"] for o in overs] == [None, None]  # hand 2 random: it has none
     assert to_seat[-1]["type"] == "match_over"
-    assert to_seat[-1]["deal_numbers"] == [DEAL, second]
+    assert to_seat[-1]["deal_numbers"] == [DEAL, None]
     assert first["deal_number"] == DEAL  # the match is over: the records tell it too
     for over in overs:
         thoughts = over["thinking"]
@@ -142,3 +146,60 @@ def test_live_thinking_is_sent_after_each_move_and_said_in_welcome(tmp_path, mon
 
         welcome, thought = asyncio.run(case())
     assert welcome["live_thinking"] and thought["seat"] == 1 and thought["ply"] == 2
+
+
+def standard_hands() -> dict[frozenset, int]:
+    """Every hand of every standard deal (the public file), as its cards -> the deal's number:
+    what a seat that knows the file looks its own cards up in."""
+    return {frozenset(card_code(c) for c in range(52) if hand >> c & 1): number
+            for number, deal in enumerate(load_deals()) for hand in hands_of(deal)}
+
+
+async def play_a_match(server, table: str, seat: int, token: str) -> list[dict]:
+    """Join `seat` and play its first legal card each turn, `next` after each hand, until
+    match_over; every message the seat got."""
+    client = await Client.connect(server.ws)
+    await client.send({"type": "join", "table": table, "seat": seat, "token": token})
+    while True:
+        msg = await client.next(timeout=60)
+        if msg["type"] == "your_turn":
+            await client.send({"type": "play", "card": msg["legal"][0], "ply": msg["ply"]})
+        elif msg["type"] == "hand_over":
+            await client.send({"type": "next"})
+        elif msg["type"] == "match_over":
+            await client.close()
+            return client.got
+
+
+def test_an_open_deal_is_said_before_joining_and_its_later_hands_are_random(tmp_path):
+    """Issue 49 item 5: a private 3-hand match from standard deal DEAL, its seat 1 joined by
+    someone who did not make it. Before the join, the listing and a watcher's welcome say it
+    is an open deal (1 chosen hand); at each welcome the seat's 13 cards name hand 1's deal among
+    the public ones, as it was told, and no standard deal for hands 2 and 3 (once, both were
+    standard deals the server drew, so the seat knew all 52 cards of every hand)."""
+    with running_server(tmp_path) as server:
+        made = answer(server, "/api/tables", {"type": "create", "deal": DEAL, "hands": 3,
+                                              "seats": ["random", "open", "random", "random"]})
+        plain = answer(server, "/api/tables", {"type": "create", "seats": ["open"] * 4})
+        several = answer(server, "/api/tables", {"type": "create", "deal": [DEAL, 9],
+                                                 "hands": 3, "seats": ["open"] * 4})
+        listed = {t["table"]: t for t in answer(server, "/api/tables")}
+
+        async def case():
+            watcher = await Client.connect(server.ws)
+            peek = await watcher.ask({"type": "watch", "table": made["table"]}, "welcome")
+            await watcher.close()
+            return peek, await play_a_match(server, made["table"], 1, made["tokens"]["1"])
+
+        peek, got = asyncio.run(case())
+    assert (listed[made["table"]]["open_deal"], listed[made["table"]]["open_hands"]) == (True, 1)
+    assert (listed[several["table"]]["open_deal"], listed[several["table"]]["open_hands"]) == \
+        (True, 2)
+    assert (listed[plain["table"]]["open_deal"], listed[plain["table"]]["open_hands"]) == (False, 0)
+    assert peek["open_deal"] and peek["hand"] == []  # said to a watcher, before any seat
+    welcomes = [m for m in got if m["type"] == "welcome"]
+    assert len(welcomes) == 3 and all(w["open_deal"] for w in welcomes)
+    lookup = standard_hands()
+    named = [lookup.get(frozenset(w["hand"])) for w in welcomes]
+    assert named == [DEAL, None, None]
+    assert got[-1]["type"] == "match_over" and got[-1]["deal_numbers"] == [DEAL, None, None]

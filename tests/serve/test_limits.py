@@ -19,7 +19,7 @@ import threading
 import time
 
 import pytest
-from serve_thread import Client, answer, http, running_server
+from serve_thread import Client, answer, finished_game, http, running_server
 
 from scrofazero.serve.common import client_hub
 from scrofazero.serve.common.protocol import ProtocolError
@@ -153,23 +153,9 @@ def test_listings_are_paged(tmp_path):
         assert [t["table"] for t in answer(server, "/api/tables?public=true")] == [public]
 
 
-def finished_match(server, hands: int = 2) -> int:
-    made = answer(server, "/api/tables", {"type": "create", "seats": ["random"] * 4,
-                                          "hands": hands})
-    deadline = time.time() + 60
-    while True:
-        status, game = http(server, f"/api/games/{made['game_id']}")
-        if status == 200:
-            match_id = game["match_id"]
-            if answer(server, f"/api/matches/{match_id}")["status"] == "finished":
-                return match_id
-        assert time.time() < deadline
-        time.sleep(0.05)
-
-
 def test_a_slow_replay_stalls_no_socket_and_is_computed_once(tmp_path, monkeypatch):
     with running_server(tmp_path) as server:
-        match_id = finished_match(server)
+        match_id = finished_game(server, 2)["match_id"]
         computed = []
         real = gongzhu_routes.replay_frames
 
@@ -299,3 +285,15 @@ def test_a_deal_seed_comes_from_the_systems_entropy(tmp_path, monkeypatch):
         assert hub.tables[made["table"]].seed == 111  # not the server's generator's
         answer(server, "/api/fish/tables", {"type": "fish_create", "seats": ["open"] * 6})
         assert hub.rng.bit_generator.state == state  # which is never drawn from
+
+
+def test_a_forwarded_for_header_picks_no_address(tmp_path):
+    # uvicorn by default takes X-Forwarded-For from a local peer: each table below would have
+    # counted against an address of the client's choosing, and none would have been refused.
+    with running_server(tmp_path, max_waiting_tables_per_client=2) as server:
+        for i in range(2):
+            status, got = http(server, "/api/tables", OPEN4, X_Forwarded_For=f"203.0.113.{i}")
+            assert status == 200, got
+        status, got = http(server, "/api/tables", OPEN4, X_Forwarded_For="203.0.113.9")
+        refused_by((status, got), "max_waiting_tables_per_client=2")
+        assert got["message"].startswith("127.0.0.1 ")

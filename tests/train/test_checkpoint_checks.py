@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from composed import config, refused
+from composed import config, refused, settings_of
 from omegaconf import OmegaConf
 
 import scrofazero.nn.checkpoint as checkpoints
@@ -62,7 +62,7 @@ def test_a_copy_of_the_long_run_state_restores_its_weights(tmp_path):
                        "train.max_batches": payload["step"], "train.state_file": None,
                        "train.device": "cpu", "progress": False, "resume": False}.items():
         OmegaConf.update(cfg, key, value)
-    run = run_training(cfg)  # no batch to do: it restores, checks, and stops
+    run = run_training(settings_of(cfg))  # no batch to do: it restores, checks, and stops
     assert run.step == payload["step"] and run.games == payload["extra"]["games"]
     for key, value in payload["model"].items():
         now = run.model.state_dict()[key]
@@ -80,7 +80,7 @@ def test_model_only_file_as_latest_is_named(tmp_path, capsys, monkeypatch):
 
 @pytest.fixture
 def trained(tmp_path):
-    run_training(config("train", *_args(tmp_path)))
+    run_training(settings_of(config("train", *_args(tmp_path))))
     return tmp_path / "ckpt" / "r" / "latest.pt"
 
 
@@ -162,11 +162,11 @@ def test_crafted_pickles_in_pt_files_are_refused_without_running(tmp_path):
 
 
 def test_resume_overrides_name_a_group_and_some_keys_always_change(trained, tmp_path):
-    run_training(config("train", *_args(tmp_path, "r", 2, "train.lr=0.5", "resume=true",
-                                        "resume_overrides=[train]")))
+    run_training(settings_of(config("train", *_args(tmp_path, "r", 2, "train.lr=0.5", "resume=true",
+                                        "resume_overrides=[train]"))))
     assert load_checkpoint(trained)["config"]["train"]["lr"] == 0.5
-    run_training(config("train", *_args(tmp_path, "r", 3, "train.lr=0.5", "resume=true",
+    run_training(settings_of(config("train", *_args(tmp_path, "r", 3, "train.lr=0.5", "resume=true",
                                         "resume_overrides=[train.lr]", "train.eval_every=5",
                                         "train.keep_checkpoints=2", "train.milestone_games=[99]",
-                                        "progress=true")))
+                                        "progress=true"))))
     assert load_checkpoint(trained)["step"] == 3

@@ -4,7 +4,7 @@ the resumed run's tensorboard, rewound to its checkpoint, keeps the first start'
 
 import pytest
 import yaml
-from composed import config
+from composed import config, settings_of
 from omegaconf import OmegaConf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -38,9 +38,9 @@ def test_the_resolved_config_is_logged_at_every_start(tmp_path):
     args = [*SETTINGS, "run=c", f"checkpoint_dir={tmp_path / 'ckpt'}",
             f"log_dir={tmp_path / 'runs'}"]
     fresh = config("train", *args, "train.max_batches=1")
-    run_training(fresh)
+    run_training(settings_of(fresh))
     resumed = config("train", *args, "train.max_batches=2", "resume=true")
-    run_training(resumed)
+    run_training(settings_of(resumed))
     logged = _logged_configs(tmp_path / "runs" / "c")
     assert [step for step, _ in logged] == [0, 1]
     assert _settings(logged[0][1]) == OmegaConf.to_container(fresh, resolve=True)

@@ -5,7 +5,7 @@ again when the network grows. In-process on the smoke preset (the kill: a real t
 
 import pytest
 import torch
-from composed import config, refused
+from composed import config, refused, settings_of
 from kill_run import GlobalRandom, kill_after_checkpoint
 from omegaconf import OmegaConf
 
@@ -31,6 +31,10 @@ def _give_back_random_states():
 def _args(tmp_path, run, *extra):
     return [*SETTINGS, f"run={run}", f"checkpoint_dir={tmp_path / 'ckpt'}",
             f"log_dir={tmp_path / 'runs'}", *extra]
+
+
+def _settings(tmp_path, run, *extra):
+    return settings_of(_cfg(tmp_path, run, *extra))
 
 
 def _cfg(tmp_path, run, *extra):
@@ -78,7 +82,7 @@ def test_the_run_averages_after_every_optimiser_step(tmp_path, monkeypatch):
         return metrics
 
     monkeypatch.setattr(loop, "train_step", recording)
-    run_training(_cfg(tmp_path, "avg", "train.max_batches=2", "train.ema=0.8"))
+    run_training(_settings(tmp_path, "avg", "train.max_batches=2", "train.ema=0.8"))
     start = {k: v.double() for k, v in load_checkpoint(
         tmp_path / "ckpt" / "avg" / "ckpt_0000000.pt")["model"].items()}
     assert len(seen) > 2
@@ -89,13 +93,13 @@ def test_the_run_averages_after_every_optimiser_step(tmp_path, monkeypatch):
     assert all(torch.allclose(end["ema"][k].double(), slow[k], atol=1e-6) for k in slow)
     assert _same({k: v.double() for k, v in end["model"].items()}, seen[-1])
     monkeypatch.undo()
-    plain = run_training(_cfg(tmp_path, "plain", "train.max_batches=2"))
+    plain = run_training(_settings(tmp_path, "plain", "train.max_batches=2"))
     assert _same(end["model"], _copy(plain.model)), "averaging changed what was trained"
 
 
 def test_off_writes_what_it_wrote_before(tmp_path):
     """train.ema=0 (the default): no average anywhere, the checkpoint as before the setting."""
-    run = run_training(_cfg(tmp_path, "off", "train.max_batches=1"))
+    run = run_training(_settings(tmp_path, "off", "train.max_batches=1"))
     assert run.ema is None and run.network is run.model
     payload = load_checkpoint(tmp_path / "ckpt" / "off" / "latest.pt")
     assert "ema" not in payload
@@ -111,7 +115,7 @@ def test_evaluation_and_saved_networks_are_the_average(tmp_path, monkeypatch):
         return match(a, b, *args, agent_kwargs=agent_kwargs, **kwargs)
 
     monkeypatch.setattr(loop, "duplicate_match", recording)
-    run = run_training(_cfg(tmp_path, "ev", "train.max_batches=2", "train.ema=0.5",
+    run = run_training(_settings(tmp_path, "ev", "train.max_batches=2", "train.ema=0.5",
                             "train.eval_every=2", "train.eval_deals=1", "train.eval_raw_deals=1",
                             "train.milestone_games=[4]"))
     folder = tmp_path / "ckpt" / "ev"
@@ -130,8 +134,8 @@ def test_a_killed_run_resumes_to_the_uninterrupted_average(tmp_path):
     kill_after_checkpoint(_args(tmp_path, "killed", "train.max_batches=100000", *args), latest,
                           max_delay=3.0)
     end = load_checkpoint(latest)["step"] + 2
-    run_training(_cfg(tmp_path, "killed", f"train.max_batches={end}", *args, "resume=true"))
-    run_training(_cfg(tmp_path, "whole", f"train.max_batches={end}", *args))
+    run_training(_settings(tmp_path, "killed", f"train.max_batches={end}", *args, "resume=true"))
+    run_training(_settings(tmp_path, "whole", f"train.max_batches={end}", *args))
     a = load_checkpoint(latest)
     b = load_checkpoint(tmp_path / "ckpt" / "whole" / "latest.pt")
     assert a["step"] == b["step"] == end
@@ -140,41 +144,42 @@ def test_a_killed_run_resumes_to_the_uninterrupted_average(tmp_path):
 
 def test_the_state_file_carries_the_average_and_an_older_one_starts_it(tmp_path):
     state = tmp_path / "state.pt"
-    run_training(_cfg(tmp_path, "a", "train.max_batches=1", "train.ema=0.9",
+    run_training(_settings(tmp_path, "a", "train.max_batches=1", "train.ema=0.9",
                       f"train.state_file={state}", "train.state_weights=float16"))
     stored = load_checkpoint(state)
     assert all(t.dtype == torch.float16 for t in stored["ema"].values() if t.is_floating_point())
-    cfg = _cfg(tmp_path, "b", "train.ema=0.9", f"resume_from={state}")
-    run = Run(cfg, torch.device("cpu"))
-    run.restore(load_checkpoint(state))
+    settings = _settings(tmp_path, "b", "train.ema=0.9", f"resume_from={state}")
+    run = Run(settings, torch.device("cpu"))
+    run.restore(settings, load_checkpoint(state))
     assert _same(_copy(run.ema), {k: v.float() for k, v in stored["ema"].items()})
     assert not _same(_copy(run.ema), _copy(run.model))
     # A state file written before the setting (no average): the average starts at its weights.
     old = tmp_path / "old.pt"
-    run_training(_cfg(tmp_path, "c", "train.max_batches=1", f"train.state_file={old}"))
+    run_training(_settings(tmp_path, "c", "train.max_batches=1", f"train.state_file={old}"))
     payload = torch.load(old, weights_only=True)
     assert "ema" not in payload
     for settings in (payload["config"], payload["run"]["settings"]):
         settings["train"].pop("ema", None)  # as the code before the setting wrote it (one dict)
     torch.save(payload, old)
-    cont = run_training(_cfg(tmp_path, "d", "train.max_batches=2", "train.ema=0.9",
+    cont = run_training(_settings(tmp_path, "d", "train.max_batches=2", "train.ema=0.9",
                              f"resume_from={old}"))
     assert cont.step == 2 and cont.ema is not None
     # Turning it off on resume drops it.
-    off = run_training(_cfg(tmp_path, "e", "train.max_batches=2", f"resume_from={state}",
+    off = run_training(_settings(tmp_path, "e", "train.max_batches=2", f"resume_from={state}",
                             "resume_overrides=[train.ema]"))
     assert off.ema is None and "ema" not in load_checkpoint(tmp_path / "ckpt" / "e" / "latest.pt")
 
 
 def test_a_grown_network_starts_its_average_anew(tmp_path):
     schedule = "train.schedule=[{from_games:4,hidden:[96,32],num_blocks:2}]"
-    run = Run(_cfg(tmp_path, "g", "train.ema=0.9", schedule), torch.device("cpu"))
-    run.advance_phase()
+    settings = _settings(tmp_path, "g", "train.ema=0.9", schedule)
+    run = Run(settings, torch.device("cpu"))
+    run.advance_phase(settings)
     with torch.no_grad():  # an average away from the weights, as after training
         for p in run.ema.parameters():
             p.add_(1.0)
     run.games = 4
-    assert run.advance_phase()
+    assert run.advance_phase(settings)
     assert run.model.config()["hidden"] == [96, 32] and run.model.num_blocks == 2
     assert run.ema is not run.model and _same(_copy(run.ema), _copy(run.model))
     assert not any(p.requires_grad for p in run.ema.parameters())

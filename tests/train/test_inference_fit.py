@@ -17,6 +17,7 @@ from composed import config, refused
 
 from scrofazero import entry
 from scrofazero.nn.belief import load_belief
+from scrofazero.settings import check_bounds
 from scrofazero.train import inference_fit as F
 from scrofazero.train.belief_report import report
 from scrofazero.train.hidden_games import KINDS, generate, load_shards
@@ -58,8 +59,8 @@ def test_max_games_and_exclude_choose_the_games(mixed_games):
     np.testing.assert_array_equal(records.cards, everything.cards[~greedy])
     first, _ = F.load_games(F.InferenceFitConfig(data=[str(mixed_games)], max_games=5))
     np.testing.assert_array_equal(first.deal, everything.deal[:5])
-    with pytest.raises(ValueError, match="unknown player kinds"):
-        F.InferenceFitConfig(data=["x"], exclude=["bogus"])
+    with pytest.raises(ValueError, match=r"inference.exclude\[0\]='bogus': choose greed or"):
+        check_bounds(F.InferenceFitConfig(data=["x"], exclude=["bogus"]), "inference")
     with pytest.raises(ValueError, match="one positive weight per data folder"):
         F.load_games(F.InferenceFitConfig(data=[str(mixed_games)], data_weights=[1.0, 2.0]))
 

@@ -8,7 +8,7 @@ and the resumed half run in-process on the same settings (one torch thread both)
 
 import pytest
 import torch
-from composed import config
+from composed import config, settings_of
 from kill_run import (
     assert_same_end,
     eval_steps_in_tensorboard,
@@ -41,8 +41,8 @@ def test_killed_run_resumes_to_the_uninterrupted_end(tmp_path):
                                   tmp_path / "ckpt" / "killed" / "latest.pt", max_delay=3.0)
     step = load_checkpoint(tmp_path / "ckpt" / "killed" / "latest.pt")["step"]
     end = step + 2
-    run_training(config("train", *_args(tmp_path, "killed", end), "resume=true"))
-    run_training(config("train", *_args(tmp_path, "whole", end)))
+    run_training(settings_of(config("train", *_args(tmp_path, "killed", end), "resume=true")))
+    run_training(settings_of(config("train", *_args(tmp_path, "whole", end))))
     _same_end(tmp_path, "killed", "whole")
     steps = [r["step"] for r in jsonl_records(tmp_path / "ckpt" / "killed" / "eval.jsonl", ())]
     assert steps == list(range(0, end + 1, 2)), f"killed {delay:.2f} s after the checkpoint"
@@ -50,12 +50,12 @@ def test_killed_run_resumes_to_the_uninterrupted_end(tmp_path):
 
 
 def test_a_checkpoint_without_the_run_envelope_resumes(tmp_path):
-    run_training(config("train", *_args(tmp_path, "old", 1)))
+    run_training(settings_of(config("train", *_args(tmp_path, "old", 1))))
     latest = tmp_path / "ckpt" / "old" / "latest.pt"
     payload = torch.load(latest, weights_only=True)
     del payload["run"]  # the layout written before the run harness
     torch.save(payload, latest)
-    run_training(config("train", *_args(tmp_path, "old", 3), "resume=true"))
-    run_training(config("train", *_args(tmp_path, "whole", 3)))
+    run_training(settings_of(config("train", *_args(tmp_path, "old", 3), "resume=true")))
+    run_training(settings_of(config("train", *_args(tmp_path, "whole", 3))))
     _same_end(tmp_path, "old", "whole")
     assert "run" in torch.load(latest, weights_only=True)  # continued in the new layout

@@ -4,7 +4,7 @@ fresh run from a network (train.init_from). In-process on the smoke preset."""
 
 import pytest
 import torch
-from composed import config
+from composed import config, settings_of
 from omegaconf import OmegaConf
 
 from scrofazero.config import check_train
@@ -16,6 +16,10 @@ from scrofazero.train.schedule import check_schedule, phase_index, phase_setting
 BASE = {"games_per_batch": 2, "replay_batches": 3, "passes": 1, "lr": 1e-4, "playout_full": 1.0,
         "search_scale": 1.0, "inference": "float32"}
 SHAPE = {"hidden": [64, 32], "num_blocks": 1}
+
+
+def _settings(tmp_path, run, *extra):
+    return settings_of(_cfg(tmp_path, run, *extra))
 
 
 def _cfg(tmp_path, run, *extra):
@@ -71,10 +75,13 @@ def test_senseless_phases_are_named_by_the_config_check(phases, named, tmp_path)
 def test_a_phase_changes_batches_grows_the_network_and_resumes(tmp_path):
     schedule = ("train.schedule=[{from_games:4,games_per_batch:3,replay_batches:1,lr:2e-4,"
                 "hidden:[96,32],num_blocks:2},{from_games:7,playout_full:0.5}]")
-    run = run_training(_cfg(tmp_path, "p", "train.max_batches=4", schedule))
+    settings = _settings(tmp_path, "p", "train.max_batches=4", schedule)
+    run = run_training(settings)
     # Two batches of 2 games, then the phase: two of 3.
     assert run.games == 2 + 2 + 3 + 3 and run.phase == 1
-    assert run.settings["playout_full"] == 0.5 and run.settings["games_per_batch"] == 3
+    now = run.in_force(settings)  # the train settings with the phases' in force
+    assert (now.playout_full, now.games_per_batch, now.lr) == (0.5, 3, 2e-4)
+    assert settings.train.playout_full == 1.0  # the run's own settings are as given
     assert run.model.config()["hidden"] == [96, 32] and run.model.num_blocks == 2
     assert [g["lr"] for g in run.optimizer.param_groups] == [2e-4]
     assert run.replay.max_batches == 1
@@ -84,9 +91,10 @@ def test_a_phase_changes_batches_grows_the_network_and_resumes(tmp_path):
     assert (later["phase"], later["games"], later["grown"], later["playout_full"]) == \
         (1, 7, False, 0.5)
     # The grown checkpoint resumes (its shape is the phase's, not the model group's).
-    more = run_training(_cfg(tmp_path, "p", "train.max_batches=5", schedule, "resume=true"))
+    settings = _settings(tmp_path, "p", "train.max_batches=5", schedule, "resume=true")
+    more = run_training(settings)
     assert more.step == 5 and more.games == 13 and more.model.num_blocks == 2
-    assert more.settings["playout_full"] == 0.5
+    assert more.in_force(settings).playout_full == 0.5
 
 
 def _weights(model):
@@ -95,15 +103,15 @@ def _weights(model):
 
 def test_state_file_continues_exactly_in_a_new_folder(tmp_path):
     common = ("train.replay_batches=1", "train.passes=2")
-    straight = run_training(_cfg(tmp_path, "a", "train.max_batches=4", *common))
+    straight = run_training(_settings(tmp_path, "a", "train.max_batches=4", *common))
     state = tmp_path / "committed" / "state.pt"
-    first = run_training(_cfg(tmp_path, "b", "train.max_batches=2", *common,
+    first = run_training(_settings(tmp_path, "b", "train.max_batches=2", *common,
                               f"train.state_file={state}"))
     assert first.step == 2
     payload = load_checkpoint(state)
     assert "replay" not in payload["extra"] and payload["optimizer"] is not None
     # A new machine: only the state file, a new run folder.
-    cont = run_training(_cfg(tmp_path, "c", "train.max_batches=4", *common,
+    cont = run_training(_settings(tmp_path, "c", "train.max_batches=4", *common,
                              f"resume_from={state}"))
     assert (cont.step, cont.games) == (straight.step, straight.games) == (4, 8)
     a, c = _weights(straight.model), _weights(cont.model)
@@ -114,15 +122,17 @@ def test_state_file_continues_exactly_in_a_new_folder(tmp_path):
 def test_bfloat16_moments_halve_the_optimiser_and_continue_close(tmp_path):
     common = ("train.replay_batches=1",)
     exact, small = tmp_path / "f32.pt", tmp_path / "bf16.pt"
-    run_training(_cfg(tmp_path, "a", "train.max_batches=1", *common,
+    run_training(_settings(tmp_path, "a", "train.max_batches=1", *common,
                       f"train.state_file={exact}"))
-    run_training(_cfg(tmp_path, "b", "train.max_batches=1", *common,
+    run_training(_settings(tmp_path, "b", "train.max_batches=1", *common,
                       f"train.state_file={small}", "train.state_moments=bfloat16"))
     moments = [t for s in load_checkpoint(small)["optimizer"]["state"].values()
                for n, t in s.items() if n != "step"]
     assert moments and all(t.dtype == torch.bfloat16 for t in moments)
-    a = run_training(_cfg(tmp_path, "c", "train.max_batches=2", *common, f"resume_from={exact}"))
-    b = run_training(_cfg(tmp_path, "d", "train.max_batches=2", *common, f"resume_from={small}",
+    a = run_training(_settings(tmp_path, "c", "train.max_batches=2", *common,
+                               f"resume_from={exact}"))
+    b = run_training(_settings(tmp_path, "d", "train.max_batches=2", *common,
+                               f"resume_from={small}",
                           "resume_overrides=[train.state_moments]"))
     wa, wb = _weights(a.model), _weights(b.model)
     assert all(torch.allclose(wa[k], wb[k], atol=1e-4) for k in wa)
@@ -131,9 +141,9 @@ def test_bfloat16_moments_halve_the_optimiser_and_continue_close(tmp_path):
 def test_float16_weights_halve_the_network_and_continue_close(tmp_path):
     common = ("train.replay_batches=1", "train.state_moments=bfloat16")
     exact, small = tmp_path / "f32.pt", tmp_path / "f16.pt"
-    run_training(_cfg(tmp_path, "a", "train.max_batches=1", *common,
+    run_training(_settings(tmp_path, "a", "train.max_batches=1", *common,
                       f"train.state_file={exact}"))
-    run_training(_cfg(tmp_path, "b", "train.max_batches=1", *common,
+    run_training(_settings(tmp_path, "b", "train.max_batches=1", *common,
                       f"train.state_file={small}", "train.state_weights=float16"))
     stored = load_checkpoint(small)["model"]
     assert all(t.dtype == torch.float16 for t in stored.values() if t.is_floating_point())
@@ -143,8 +153,10 @@ def test_float16_weights_halve_the_network_and_continue_close(tmp_path):
     assert all(wb[k].dtype == torch.float32 for k in wb)
     assert all(torch.allclose(wa[k], wb[k], rtol=1e-3, atol=1e-4) for k in wa)
     assert any(not torch.equal(wa[k], wb[k]) for k in wa), "nothing was rounded"
-    a = run_training(_cfg(tmp_path, "c", "train.max_batches=2", *common, f"resume_from={exact}"))
-    b = run_training(_cfg(tmp_path, "d", "train.max_batches=2", *common, f"resume_from={small}"))
+    a = run_training(_settings(tmp_path, "c", "train.max_batches=2", *common,
+                               f"resume_from={exact}"))
+    b = run_training(_settings(tmp_path, "d", "train.max_batches=2", *common,
+                               f"resume_from={small}"))
     wa, wb = _weights(a.model), _weights(b.model)
     assert all(wb[k].dtype == torch.float32 for k in wb)
     assert all(torch.allclose(wa[k], wb[k], rtol=1e-3, atol=2e-4) for k in wa)
@@ -157,7 +169,8 @@ def test_float16_weights_halve_the_network_and_continue_close(tmp_path):
     after, written = load_checkpoint(exact), load_checkpoint(small)
     assert all(torch.equal(after["model"][k], written["model"][k]) for k in written["model"])
     assert after["extra"].keys() == before["extra"].keys() and after["step"] == before["step"]
-    e = run_training(_cfg(tmp_path, "f", "train.max_batches=2", *common, f"resume_from={exact}"))
+    e = run_training(_settings(tmp_path, "f", "train.max_batches=2", *common,
+                               f"resume_from={exact}"))
     we = _weights(e.model)
     assert all(torch.equal(we[k], wb[k]) for k in wb)
 
@@ -180,11 +193,11 @@ def test_float16_model_file_computes_what_the_network_does(tmp_path):
 def test_resume_from_refuses_a_network_only_file_and_changed_settings(tmp_path):
     model_file = save_model_file(tmp_path / "net.pt", PolicyValueNet([64, 32], 1))
     with pytest.raises(ValueError, match="train.init_from=PATH"):
-        run_training(_cfg(tmp_path, "a", "train.max_batches=1", f"resume_from={model_file}"))
+        run_training(_settings(tmp_path, "a", "train.max_batches=1", f"resume_from={model_file}"))
     state = tmp_path / "state.pt"
-    run_training(_cfg(tmp_path, "b", "train.max_batches=1", f"train.state_file={state}"))
+    run_training(_settings(tmp_path, "b", "train.max_batches=1", f"train.state_file={state}"))
     with pytest.raises(ValueError, match=r"train.passes: 1 -> 2"):
-        run_training(_cfg(tmp_path, "c", "train.max_batches=2", "train.passes=2",
+        run_training(_settings(tmp_path, "c", "train.max_batches=2", "train.passes=2",
                           f"resume_from={state}"))
 
 
@@ -192,7 +205,7 @@ def test_init_from_grows_a_network_and_records_where_it_came_from(tmp_path):
     torch.manual_seed(3)
     parent = PolicyValueNet([64, 32], 1).eval()
     path = save_model_file(tmp_path / "parent.pt", parent, step=77)
-    run = run_training(_cfg(tmp_path, "g", "train.max_batches=1", "model.hidden=[96,48]",
+    run = run_training(_settings(tmp_path, "g", "train.max_batches=1", "model.hidden=[96,48]",
                             "model.num_blocks=2", f"train.init_from={path}"))
     assert run.init_from["grown"] and run.init_from["step"] == 77
     assert run.init_from["model_config"]["hidden"] == [64, 32]
@@ -206,23 +219,24 @@ def test_init_from_grows_a_network_and_records_where_it_came_from(tmp_path):
     assert load_checkpoint(tmp_path / "ckpt" / "g" / "latest.pt")["extra"]["init_from"]["path"] \
         == str(path)
     with pytest.raises(ValueError, match="cannot grow"):
-        run_training(_cfg(tmp_path, "h", "train.max_batches=1", "model.hidden=[32,32]",
+        run_training(_settings(tmp_path, "h", "train.max_batches=1", "model.hidden=[32,32]",
                           f"train.init_from={path}"))
 
 
 def test_resume_true_gives_the_weights_of_a_run_that_never_stopped(tmp_path):
     common = ("train.replay_batches=3", "train.passes=2")  # the replay travels in latest.pt
-    straight = run_training(_cfg(tmp_path, "a", "train.max_batches=4", *common))
-    run_training(_cfg(tmp_path, "b", "train.max_batches=2", *common))
-    resumed = run_training(_cfg(tmp_path, "b", "train.max_batches=4", *common, "resume=true"))
+    straight = run_training(_settings(tmp_path, "a", "train.max_batches=4", *common))
+    run_training(_settings(tmp_path, "b", "train.max_batches=2", *common))
+    resumed = run_training(_settings(tmp_path, "b", "train.max_batches=4", *common, "resume=true"))
     a, b = _weights(straight.model), _weights(resumed.model)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_a_phase_switches_selfplay_to_bfloat16(tmp_path):
-    run = run_training(_cfg(tmp_path, "bf", "train.max_batches=3",
-                            "train.schedule=[{from_games:4,inference:bfloat16}]"))
-    assert run.settings["inference"] == "bfloat16" and run.games == 6
+    settings = _settings(tmp_path, "bf", "train.max_batches=3",
+                         "train.schedule=[{from_games:4,inference:bfloat16}]")
+    run = run_training(settings)
+    assert run.in_force(settings).inference == "bfloat16" and run.games == 6
     assert [(p["games"], p["inference"]) for p in run.phases] == [(4, "bfloat16")]
     with pytest.raises(ValueError, match="train.inference"):
         check_train(OmegaConf.to_object(_cfg(tmp_path, "bad", "train.inference=int8")))

@@ -22,12 +22,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch, current_player, returns
 from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.encoding import INPUT_SIZE, encode
+from scrofazero.nn.network import ModelConfig
 from scrofazero.search.mcts import MCTSConfig, run_mcts
+from scrofazero.train.config import TrainConfig
+from scrofazero.train.schedule import PhaseConfig, in_force
 from scrofazero.train.selfplay import (
     SelfPlayRecords,
     SelfPlaySettings,
@@ -341,15 +343,15 @@ def test_gumbel_improved_policy_target():
 
 
 def test_a_batch_is_played_as_its_settings_say():
-    train = OmegaConf.create({"games_per_batch": 3, "beta": 0.5, "outcome_weight": 0.25,
-                              "playout_full": 1.0, "playout_cheap": 0.5, "search_scale": 1.0,
-                              "policy_target": "visits", "inference": "float32"})
+    train = TrainConfig(games_per_batch=3, beta=0.5, outcome_weight=0.25, playout_cheap=0.5,
+                        policy_target="visits")
     assert SelfPlaySettings.of(train) == SelfPlaySettings(
         games_per_batch=3, beta=0.5, outcome_weight=0.25, playout_full=1.0, playout_cheap=0.5,
         search_scale=1.0, policy_target="visits", inference="float32")
-    phase = {"games_per_batch": 2, "replay_batches": 1, "passes": 1, "lr": 1e-4,
-             "playout_full": 0.5, "search_scale": 2.0, "inference": "float32"}
-    settings = SelfPlaySettings.of(train, phase)  # the phase's values win
+    phase = PhaseConfig(from_games=0, games_per_batch=2, replay_batches=1, passes=1, lr=1e-4,
+                        playout_full=0.5, search_scale=2.0)
+    now, _ = in_force(dataclasses.replace(train, schedule=[phase]), ModelConfig(), 0)
+    settings = SelfPlaySettings.of(now)  # the phase's values win
     assert (settings.games_per_batch, settings.playout_full, settings.search_scale) == (2, 0.5, 2.0)
     batch = play_batch(cheap_evaluator, np.random.default_rng(4), MCTSConfig(), settings)
     same = play_selfplay(cheap_evaluator, 2, np.random.default_rng(4), MCTSConfig(), beta=0.5,

@@ -58,7 +58,7 @@ class Evidence:
     sets: list
 
 
-def describe(event: Event) -> str:
+def describe(event: Event | None) -> str:
     if isinstance(event, Ask):
         outcome = "got it" if event.success else "did not get it"
         return (f"seat {event.asker} asked seat {event.target} for {card_code(event.card)} "
@@ -243,6 +243,7 @@ def _apply_call(ev: Evidence, event: Call, observer: int) -> None:
 def _free_counts(ev: Evidence, event: Call, cards, free, observer) -> tuple[int, ...]:
     """Free cards of the set per seat, from the public counts of cards given up."""
     counts = []
+    assert event.removed is not None  # the caller's condition
     for seat, removed in enumerate(event.removed):
         known = sum(1 for c in cards if ev.loc.get(c) == seat)
         n = removed - known

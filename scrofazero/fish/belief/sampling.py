@@ -155,7 +155,7 @@ class _Problem:
         if self.pool and ok.any():
             idx = np.flatnonzero(ok)
             keep = rng.random(len(idx)) < np.exp(self._log_mult(r[idx]) - self.log_max)
-            ok[idx[~keep]] = False
+            ok[idx[~keep]] = False  # type: ignore[index]  # numpy: all(axis=1) may be a scalar
         out = []
         seats = np.array(self.seats, np.int64)
         pool = np.array(self.pool, np.int64)

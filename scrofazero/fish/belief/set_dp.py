@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from scrofazero.games.fish.cards import set_of
 
@@ -26,7 +27,7 @@ _TABLES_LIMIT = 256
 _LOG_FACTORIALS = np.array([math.lgamma(k + 1.0) for k in range(65)])
 
 
-def log_factorial(r: np.ndarray) -> np.ndarray:
+def log_factorial(r: npt.ArrayLike) -> np.ndarray:
     """log(r!) of non-negative integer counts (at most 64: the deck's size)."""
     return _LOG_FACTORIALS[np.asarray(r, dtype=np.int64)]
 

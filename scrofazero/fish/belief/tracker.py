@@ -311,12 +311,15 @@ def _count(layout: _Layout, items):
     num_seats = len(layout.seats)
     rows_d, rows_idx, rows_w, offsets = [], [], [], [0]
     for _, _, (dvec, didx, weight, _) in tables:
-        rows_d.append(dvec), rows_idx.append(didx), rows_w.append(weight)
+        rows_d.append(dvec)
+        rows_idx.append(didx)
+        rows_w.append(weight)
         offsets.append(offsets[-1] + len(didx))
     eye = np.eye(num_seats, dtype=np.int64)
     for _, _, mask in singles:
         seats = [p for p in range(num_seats) if (mask >> p) & 1]
-        rows_d.append(eye[seats]), rows_idx.append(layout.strides[seats])
+        rows_d.append(eye[seats])
+        rows_idx.append(layout.strides[seats])
         rows_w.append(np.ones(len(seats)))
         offsets.append(offsets[-1] + len(seats))
     dvec = np.concatenate(rows_d) if rows_d else np.zeros((0, num_seats), np.int64)  # [n, A]

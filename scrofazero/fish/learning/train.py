@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
@@ -77,7 +76,7 @@ def _train_predictor(cfg) -> dict:
         raise ValueError(f"{out} exists: a predictor run is not resumed (it takes minutes); "
                          "choose another run= or delete it")
     with RunLock(out.parent):
-        path = train_predictor(OmegaConf.to_object(cfg.game.predictor), out,
+        path = train_predictor(cfg.game.predictor, out,
                                progress=(print if cfg.progress else None))
     print(f"Fish predictor saved to {path}; score it with: python evaluate.py game=fish "
           f"mode=track model={path}")
@@ -97,7 +96,7 @@ def run_meta(cfg) -> dict:
             "helping": [float(h) for h in g.helping], "max_moves": int(m.max_moves),
             "call_checks": g.call_checks,
             "seed": int(g.seed),
-            **({"init_from": str(g.init_from)} if g.get("init_from") else {})}
+            **({"init_from": str(g.init_from)} if g.init_from else {})}
 
 
 MATCH_KEYS = ("calls", "ask_held_allowed", "max_moves")  # run_meta's keys of game.match
@@ -120,7 +119,7 @@ def _train(cfg, folder: RunFolder) -> dict:
     path = run_dir / CHECKPOINT
     envelope = resume_or_start(
         path, resume=bool(cfg.resume), load=load_envelope, settings=run_settings(meta),
-        overrides=list(cfg.get("resume_overrides") or []),
+        overrides=list(cfg.resume_overrides),
         found=next((p for p in (path, run_dir / MODEL) if p.exists()), None))
     done, games, elapsed = 0, 0, 0.0
     if envelope is not None:
@@ -129,6 +128,7 @@ def _train(cfg, folder: RunFolder) -> dict:
         _initialise(net, meta["init_from"])
     folder.begin(envelope)
     writer = folder.writer
+    assert writer is not None  # begin opened it
     if envelope is None and "init_from" in meta:
         writer.add_text("init_from", f"weights from {meta['init_from']}, fresh Adam", 0)
     bar = tqdm(total=g.updates, initial=done, unit="update", disable=not cfg.progress,

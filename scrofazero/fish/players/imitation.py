@@ -84,7 +84,7 @@ class ImitationPlayer(LogicPlayer):
               ask_needs_other: bool = True) -> None:
         super().reset(num_players, seat, hand, ask_held_allowed, ask_needs_other)
         self.weights = self.base * np.exp(self.rng.normal(0.0, self.jitter, self.base.shape))
-        self.asked_sets = [set() for _ in range(num_players)]
+        self.asked_sets: list[set[int]] = [set() for _ in range(num_players)]
         self.last: Event | None = None
 
     def observe(self, event: Event) -> None:

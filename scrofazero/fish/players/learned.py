@@ -275,10 +275,10 @@ class _Stats:
         rows[:, _F["target_lacks_set"]] = lacks
         return rows.astype(np.float32)
 
-    def call_rows(self, sets: list[int]) -> tuple[list[CallMove], np.ndarray]:
+    def call_rows(self, sets: list[int]) -> tuple[list[Move], np.ndarray]:
         """Calls of `sets`, each with its best allocation (FishMind.best_allocation)."""
         best = [self.mind.best_allocation(k) for k in sets]
-        moves = [move for move, _ in best]
+        moves: list[Move] = [move for move, _ in best]
         rows = np.tile(self.globals, (len(sets), 1))
         p = np.array([p for _, p in best])
         rows[:, _F["p_success"]] = p

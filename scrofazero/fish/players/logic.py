@@ -146,7 +146,7 @@ class LogicPlayer:
         margin = max(self.hide_margin, self.tie) if self.hide else self.tie
         candidates = [i for i in np.flatnonzero(hits >= best - margin)]
 
-        def preference(i: int) -> tuple:
+        def preference(i: int | np.integer) -> tuple:
             target, card = view.legal_asks[i]
             # the ask tells the table "I hold a card of this set": news unless a card of it
             # reached me publicly
@@ -171,4 +171,5 @@ class LogicPlayer:
             p = float(np.prod(sub.max(axis=0)))
             if p > best_p:
                 best, best_p = CallMove(set_id, tuple(zip(cards, seats))), p
+        assert best is not None  # a game in play has a set left to call
         return best

@@ -73,6 +73,20 @@ class World:
         "shown",
         "uncalled",
     )
+    n: int
+    holder: list[int]
+    hand: list[int]
+    count: list[int]
+    pub: list[int]
+    lacks: list[int]
+    pub_team: list[int]
+    pub_count: list[int]
+    uncalled: list[int]
+    score: list[int]
+    current: int
+    held_allowed: bool
+    shown: list[int]
+    boost: float
 
     @classmethod
     def start(cls, num_players, holders, public: PublicRecord, current, uncalled,

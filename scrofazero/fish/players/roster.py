@@ -14,11 +14,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scrofazero.fish.players.learned import LearnedPlayer, LearnedSettings
 from scrofazero.fish.players.logic import LogicPlayer, LogicSettings, RandomPlayer, RandomSettings
 from scrofazero.fish.players.protocol import FishPlayer
 from scrofazero.fish.players.search import SearchPlayer, SearchSettings
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,7 @@ class FishPlayerSpec:
 
     name: str  # evaluate.py game=fish mode=match players=[...]
     build: Callable[..., FishPlayer]  # the player class
-    settings: type  # dataclass of build's keyword arguments, every one with a default
+    settings: type[DataclassInstance]  # dataclass of build's keyword arguments, all defaulted
     about: str  # one line: what it is
     fixed: tuple = ()  # (argument, value) pairs the name itself sets
     runtime: tuple = ()  # other keyword arguments build takes (objects, not settings)

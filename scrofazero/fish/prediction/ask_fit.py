@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from scrofazero.fish.belief.evidence import AskModel
 from scrofazero.fish.prediction.metric import RecordedGame, evaluate_game, summarize
@@ -26,7 +27,7 @@ def ask_statistics(games: Sequence[RecordedGame]) -> dict:
     another-card rule broken), asks for a card the asker held (trolling), asks whose target held
     another card of the set, and the same share for the other opponents with cards (the rate a
     target picked at random would have)."""
-    per_file = {}
+    per_file: dict[str, dict[str, Any]] = {}
     for game in games:
         n = hits = no_other = held = target_other = 0
         base, base_n = 0.0, 0

@@ -88,7 +88,7 @@ def encode_events(events: Sequence[Event], num_players: int) -> np.ndarray:
 
 
 def decode_events(rows: np.ndarray, num_players: int) -> list[Event]:
-    events = []
+    events: list[Event] = []
     for row in rows.tolist():
         if row[0] == 1:
             events.append(Ask(row[1], row[2], row[3], bool(row[4])))
@@ -218,7 +218,8 @@ def save_shard(path, games: Sequence[GameArrays]) -> Path:
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(path, lambda f: np.savez(f, **payload))
+    # (numpy's stub takes **payload for a keyword that might be allow_pickle)
+    return write_atomic(path, lambda f: np.savez(f, **payload))  # type: ignore[arg-type]
 
 
 def load_shard(path) -> list[GameArrays]:

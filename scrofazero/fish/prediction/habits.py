@@ -52,7 +52,7 @@ def measure_habits(games: Sequence, iterations: int = 200,
         trackers = [] if recorded is not None else [
             BeliefTracker(n, s, game.hands[s], ask_held_allowed=game.ask_held_allowed,
                           ask_needs_other=game.ask_needs_other) for s in range(n)]
-        asked_sets = [set() for _ in range(n)]
+        asked_sets: list[set[int]] = [set() for _ in range(n)]
         prev: Event | None = None
         for t, event in enumerate(game.events):
             counted = kinds is None or (bool(seat_kinds) and isinstance(event, Ask)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import cast
 
 import torch
 from torch import nn
@@ -53,10 +54,10 @@ class PredictorConfig:
     element embedding, hidden = the core's. The rule flags are the trackers' the model was
     trained with (the recordings' rules)."""
 
-    core: one_of(*CORES) = "gru"
-    embed: at_most(MAX_WIDTH) = 16
-    hidden: at_most(MAX_WIDTH) = 32
-    layers: at_most(MAX_LAYERS) = 1
+    core: one_of(*CORES) = "gru"  # type: ignore[valid-type]
+    embed: at_most(MAX_WIDTH) = 16  # type: ignore[valid-type]
+    hidden: at_most(MAX_WIDTH) = 32  # type: ignore[valid-type]
+    layers: at_most(MAX_LAYERS) = 1  # type: ignore[valid-type]
     ask_held_allowed: bool = True
     ask_needs_other: bool = False
 
@@ -204,7 +205,7 @@ class _Core(nn.Module):
         super().__init__()
         self.kind = cfg.core
         if cfg.core == "gru":
-            self.rnn = nn.GRU(width, cfg.hidden, cfg.layers, batch_first=True)
+            self.rnn: nn.Module = nn.GRU(width, cfg.hidden, cfg.layers, batch_first=True)
         elif cfg.core == "lstm":
             self.rnn = nn.LSTM(width, cfg.hidden, cfg.layers, batch_first=True)
         else:
@@ -271,8 +272,10 @@ class PredictorNet(nn.Module):
         z = z.reshape(B, P, S, T, -1).permute(0, 3, 1, 2, 4)  # [B, T, P, S, H]
         z = torch.relu(self.back(torch.cat([z, _mean_seats(z), _mean_sets(z)], -1)))
         # self.head on [e, z of the card's set, mean of e over the seats], block by block
-        w = self.head[0].weight
-        h = (e @ w[:, :E].T + self.head[0].bias + _to_cards(z @ w[:, E:2 * E].T)
+        # (torch types an item of a Sequential as a Module, whose attributes it cannot know)
+        head_in = cast(nn.Linear, self.head[0])
+        w = head_in.weight
+        h = (e @ w[:, :E].T + head_in.bias + _to_cards(z @ w[:, E:2 * E].T)
              + e.mean(-3, keepdim=True) @ w[:, 2 * E:].T)
         return self.head[2](torch.relu(h)).squeeze(-1)
 
@@ -281,8 +284,9 @@ class PredictorNet(nn.Module):
 
     def zero_head(self) -> PredictorNet:
         """Zeroes the last layer: the model then predicts exactly the tracker's marginals."""
-        nn.init.zeros_(self.head[-1].weight)
-        nn.init.zeros_(self.head[-1].bias)
+        last = cast(nn.Linear, self.head[-1])  # (see delta)
+        nn.init.zeros_(last.weight)
+        nn.init.zeros_(last.bias)
         return self
 
 

@@ -4,6 +4,7 @@ accuracy on uncertain cards, the seed's metric, log-loss and calibration."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,7 +86,7 @@ class _Tally:
             k = int(self.bin_n[i])
             conf = self.bin_conf[i] / k if k else None
             acc = self.bin_hit[i] / k if k else None
-            if k:
+            if acc is not None and conf is not None:  # k > 0
                 ece += k / total * abs(acc - conf)
             rows.append({"bin": [i / self.bins, (i + 1) / self.bins], "count": k,
                          "confidence": conf, "accuracy": acc})
@@ -137,7 +138,8 @@ def evaluate_arrays(model: PredictorNet, games: Sequence[GameArrays]) -> dict:
     return out
 
 
-def evaluate_predictor(model_path, games: Sequence[RecordedGame] | None = None,
+def evaluate_predictor(model_path: PredictorNet | str | os.PathLike[str],
+                       games: Sequence[RecordedGame] | None = None,
                        cache: str | None = None) -> dict:
     """The saved model (a path, or a PredictorNet) on recorded games (default: the six shipped
     human recordings) beside the exact tracker on the same positions (evaluate_arrays). cache:
@@ -170,5 +172,6 @@ def recording_arrays(games: Sequence[RecordedGame], cache: str | None = None
                             f"events{i}": a.events, f"holders{i}": a.holders,
                             f"hands{i}": a.hands, f"rejected{i}": np.array(a.rejected)})
         Path(cache).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cache, lambda f: np.savez(f, **payload))
+        # (numpy's stub takes **payload for a keyword that might be allow_pickle)
+        write_atomic(cache, lambda f: np.savez(f, **payload))  # type: ignore[arg-type]
     return arrays

@@ -147,7 +147,7 @@ def permute_event(event: Event, g: Symmetry) -> Event:
 
 def permute_game(game: RecordedGame, g: Symmetry) -> RecordedGame:
     """The same game relabelled by g (hands, events and true holders)."""
-    hands = [()] * game.num_players
+    hands: list[tuple[int, ...]] = [()] * game.num_players
     for seat, hand in enumerate(game.hands):
         hands[g.seat(seat)] = tuple(sorted(g.card(c) for c in hand))
     return game_from_events(game.name, game.num_players, hands,

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import torch
@@ -46,7 +46,10 @@ from scrofazero.settings import (
     one_of,
 )
 
-TableSizes = Annotated[list[one_of(*TABLE_SIZES)], Field(min_length=1)]  # 6 and/or 8 players
+if TYPE_CHECKING:  # the plain type (mypy takes no call in a type)
+    TableSizes = list[int]
+else:
+    TableSizes = Annotated[list[one_of(*TABLE_SIZES)], Field(min_length=1)]  # 6 and/or 8 players
 
 
 @dataclass
@@ -79,7 +82,8 @@ class PredictorTraining:
     max_minutes: Positive = 60.0  # stop training after this long
     augment: bool = True  # a random team-keeping relabelling per sequence
     seed: Seed = 0  # seeds the simulated games, the initial weights and the minibatches
-    threads: at_most(256) = 1  # torch threads
+    # torch threads
+    threads: at_most(256) = 1  # type: ignore[valid-type]
     log: str | None = None  # a JSON file for the log and the training notes
 
     def validation_every(self) -> int:
@@ -131,8 +135,8 @@ def train_on(model: PredictorNet, games: Sequence[GameArrays], cfg: PredictorTra
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda k: 0.5 * (1 + math.cos(math.pi * min(k, cfg.steps) / cfg.steps)))
     started = time.perf_counter()
-    history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
-    best = (math.inf, None, 0)
+    history: dict[str, Any] = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
+    best: tuple[float, dict[str, torch.Tensor] | None, int] = (math.inf, None, 0)
     running, seen = 0.0, 0
 
     def validate(step: int) -> None:

@@ -401,7 +401,7 @@ class FishState:
         return f"to move: seat {self._current}; score {s0}-{s1}; hands {hands}"
 
 
-def _is_index(value, size: int) -> bool:
+def _is_index(value: object, size: int) -> bool | np.bool_:
     return isinstance(value, (int, np.integer)) and 0 <= value < size
 
 
@@ -412,14 +412,14 @@ def _card_text(card) -> str:
 def _check_hands(params: Params, hands: Sequence[Iterable[int]]) -> tuple[tuple[int, ...], ...]:
     """The deal as a tuple of card-id tuples per seat (sorted); ValueError saying what is wrong."""
     n, size, deck = params.num_players, hand_size(params.num_players), num_cards(params.num_players)
-    hands = tuple(tuple(int(c) for c in h) for h in hands)
-    if len(hands) != n:
-        raise ValueError(f"a {n}-player deal has {n} hands, got {len(hands)}")
-    sizes = [len(h) for h in hands]
+    dealt = tuple(tuple(int(c) for c in h) for h in hands)
+    if len(dealt) != n:
+        raise ValueError(f"a {n}-player deal has {n} hands, got {len(dealt)}")
+    sizes = [len(h) for h in dealt]
     if sizes != [size] * n:
         raise ValueError(f"each of the {n} players is dealt {size} cards, got hand sizes {sizes}")
     seen: dict[int, int] = {}
-    for seat, hand in enumerate(hands):
+    for seat, hand in enumerate(dealt):
         for card in hand:
             if not 0 <= card < deck:
                 raise ValueError(f"seat {seat} was dealt card id {card}, "
@@ -428,4 +428,4 @@ def _check_hands(params: Params, hands: Sequence[Iterable[int]]) -> tuple[tuple[
                 raise ValueError(f"card {card_code(card)} was dealt twice "
                                  f"(seats {seen[card]} and {seat})")
             seen[card] = seat
-    return tuple(tuple(sorted(h)) for h in hands)
+    return tuple(tuple(sorted(h)) for h in dealt)

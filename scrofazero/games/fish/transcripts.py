@@ -388,6 +388,7 @@ def _apply(state: FishState, event: Event, line: int, players,
                     "skipped line")
         return None
     if moved:
+        assert isinstance(event, Ask)  # only an ask's turn is moved
         report.slip(line, f"{_describe(event, players)}: out of turn (not-your-turn): it was "
                     f"{players[state.current_player]}'s turn",
                     f"gave the turn to {players[event.asker]}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
+from typing import SupportsIndex, cast
 
 SUITS = "SHDC"
 RANK_NAMES = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
@@ -96,7 +97,7 @@ def check_card(card: object) -> int:
     try:
         if isinstance(card, bool):
             raise TypeError
-        index = operator.index(card)  # accepts Python and numpy integers
+        index = operator.index(cast(SupportsIndex, card))  # Python and numpy integers, or raises
     except TypeError:
         raise ValueError(f"card must be an integer index 0..51, got {card!r}") from None
     if not 0 <= index < NUM_CARDS:

@@ -38,8 +38,8 @@ def check_deal(deal, where: str = "deal") -> np.ndarray:
         raise DealError(f"{where}: card indices must lie in 0..51")
     counts = np.bincount(arr, minlength=NUM_CARDS)
     problems = []
-    missing = [card_code(c) for c in np.flatnonzero(counts == 0)]
-    repeated = [card_code(c) for c in np.flatnonzero(counts > 1)]
+    missing = [card_code(int(c)) for c in np.flatnonzero(counts == 0)]
+    repeated = [card_code(int(c)) for c in np.flatnonzero(counts > 1)]
     if missing:
         problems.append("missing " + " ".join(missing))
     if repeated:

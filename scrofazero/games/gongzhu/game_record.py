@@ -115,6 +115,7 @@ def _parse_block(fields: dict[str, tuple[int, str]], source: str, start: int,
 def parse_games(text: str, source: str = "game record") -> list[GameRecord]:
     """Every game block of a text, each with the header comment just before it (if any);
     errors name `source` and the 1-based line."""
+    fields: dict[str, tuple[int, str]]  # key -> (line number, value)
     games, fields, start = [], {}, 0
     header = info = None
     for lineno, raw in enumerate(text.splitlines() + [""], start=1):

@@ -65,9 +65,9 @@ class InfoView:
     leader: int
     trick: tuple[int, ...]
     history: tuple[tuple[int, int], ...]
-    piles: tuple[int, int, int, int]
-    voids: tuple[int, int, int, int]
-    hand_sizes: tuple[int, int, int, int]
+    piles: tuple[int, ...]  # these three: one per seat
+    voids: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
 
     @property
     def current_player(self) -> int:

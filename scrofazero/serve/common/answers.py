@@ -11,12 +11,13 @@ out (serve/http_schema.py).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
-from scrofazero.serve.common.messages import STATUSES, Error
+from scrofazero.serve.common.messages import Error, Status
 
 Time = Annotated[AwareDatetime, Field(description="ISO 8601 with its UTC offset, e.g. "
                                                   "2026-12-07T00:15:00.123456+00:00")]
@@ -39,7 +40,7 @@ class StoredGame(Answer):
 
     id: int
     table: str
-    status: Literal[STATUSES]
+    status: Status
     created_at: Time
     finished_at: Time | None = Field(description="when it ended; null while in play")
 
@@ -52,10 +53,10 @@ class TableCreatedAnswer(Answer):
     tokens: dict[str, str] = Field(description="seat -> token, one per open seat")
 
 
-def answers_schema(answers: dict[str, type[BaseModel]], title: str, description: str) -> dict:
+def answers_schema(answers: Mapping[str, type[BaseModel]], title: str, description: str) -> dict:
     """The JSON Schema of HTTP answers (`answers`: "METHOD /path" -> its model): every model,
     and a refusal's `Error`, in `$defs`; `endpoints` names each path's definition."""
-    models = [*answers.values(), Error]
+    models: list[type[BaseModel]] = [*answers.values(), Error]
     refs, defs = models_json_schema([(m, "validation") for m in models],
                                     ref_template="#/$defs/{model}")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

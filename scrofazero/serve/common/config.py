@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
-from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Seed, at_most, one_of
+from pydantic import Field
+
+from scrofazero.settings import Count, NonNegative, NonNegativeInt, Positive, Seed, choice
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's
 # the folder that holds the package: the shipped models/ are beside it in a checkout
@@ -27,7 +30,8 @@ def shipped(path: str) -> str:
 @dataclass
 class PlayConfig:
     host: str = "127.0.0.1"  # address to serve on (0.0.0.0 lets other machines in)
-    port: at_most(65535, low=0) = 8000  # port to serve on (0: any free port, printed at start)
+    port: Annotated[int, Field(ge=0, le=65535)] = 8000
+    # ^ port to serve on (0: any free port, printed at start)
     db: str = "records/games.sqlite"  # a SQLite file, or any SQLAlchemy URL (postgresql://...)
     checkpoint: str = "models/scrofazero.pt"  # network of the ScrofaZero seats
     fish_checkpoint: str = "models/fish_learned.pt"
@@ -47,7 +51,7 @@ class PlayConfig:
     bot_threads: Count = 2  # threads our bots think in
     torch_threads: NonNegativeInt = 1  # torch threads per bot decision (0: torch's default)
     seed: Seed | None = None  # seeds random deals and bots (None: fresh each start)
-    log_level: one_of(*LOG_LEVELS) = "warning"  # uvicorn's log level
+    log_level: Annotated[str, choice(*LOG_LEVELS)] = "warning"  # uvicorn's log level
     allowed_hosts: list[str] = field(default_factory=list)
     # ^ Host names served besides 127.0.0.1, localhost and `host` (needed with host=0.0.0.0;
     #   *.example.com: its subdomains; *: any). Other Host headers get 400 (DNS rebinding).
@@ -60,18 +64,31 @@ class PlayConfig:
     table_creates_per_minute: Positive = 60.0
     # ^ tables and matches one client creates (burst: as many)
     max_waiting_tables_per_client: Count = 20  # tables waiting for players one client has made
-    max_waiting_tables: Count = 500  # tables waiting for players on the server, both games
+    max_waiting_tables: Count = 500
+    # ^ tables waiting for players on the server, both games (when full, a newcomer's table
+    #   takes the place of the oldest of the client holding the most)
+    empty_table_expire_s: Positive = 300.0
+    # ^ a waiting table nobody sits at (no open seat connected) is closed after this
+    max_bot_tables_per_client: Count = 20
+    # ^ tables with our bots and an open seat one client has in play (waiting or playing)
     max_bot_matches: Count = 2  # tables of bots only (no open seat) played at once
     review_threads: Count = 1
     # ^ threads reviews of a person's moves think in (GET /api/games/ID/review)
     review_worlds: Count = 256
     # ^ deals each reviewed move is judged on (more: less noise, slower; about 1.7 s per hand)
+    max_reviews_queued: Annotated[int, Field(ge=1, le=10_000)] = 8
+    # ^ reviews queued or under way on the server (past it: refused; finished ones are kept)
+    max_reviews_queued_per_client: Annotated[int, Field(ge=1, le=10_000)] = 2
+    # ^ reviews queued or under way that one client asked for (past it: refused)
     bot_match_threads: Count = 1
     # ^ threads the bots of those tables think in (apart from bot_threads)
+    connection_requests_per_s: Positive = 20.0
+    # ^ HTTP requests on one connection (past it: wait up to 1 s, then 429)
     client_requests_per_s: Positive = 50.0
-    # ^ HTTP requests of one client (past it: wait up to 1 s, then 429)
+    # ^ HTTP requests of one client in all, a backstop shared fairly between its connections
+    socket_frames_per_s: Positive = 50.0  # WebSocket frames of one socket (past it: read slower)
     client_frames_per_s: Positive = 100.0
-    # ^ WebSocket frames of one client (past it: read no faster)
+    # ^ WebSocket frames of one client in all, a backstop shared fairly between its sockets
     read_threads: Count = 2  # threads reading records, replays and exports off the event loop
     read_cache_mb: NonNegative = 64.0  # answers of finished games and matches kept in memory
     max_page_size: Count = 100  # the most items one listing returns (GET /api/tables, /api/games)

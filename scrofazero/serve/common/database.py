@@ -7,7 +7,12 @@ other server's live games). A SQLite file is locked by the kernel's exclusive fl
 database file itself, so the lock belongs to the file, not to the name it was opened by: a
 symlink, a hard link, a relative path or a `file:` URI of the same file all meet the same lock
 (flock and SQLite's own fcntl locks are independent on Linux; the kernel drops the flock whenever
-the process ends, even on kill -9). The holder's pid is read from /proc/locks. A PostgreSQL
+the process ends, even on kill -9). Which file that is, SQLite itself says (`PRAGMA
+database_list` on a connection the driver opened from the URL), never the URL's options read
+here: the driver ignores `mode=memory` without `uri=true` and opens the file. An in-memory (or
+temporary) database, whose main file SQLite names as empty, is refused: each connection, and so
+each of the server's threads, would get its own empty database. The holder's pid is read from
+/proc/locks. A PostgreSQL
 database is locked by a session advisory lock on a connection held while the server runs; any
 other SQLAlchemy database by a row lock (`SELECT ... FOR UPDATE NOWAIT` on the one row of
 `server_claim`) in a transaction held open while the server runs, dropped by the database when
@@ -21,12 +26,12 @@ import fcntl
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
-from urllib.parse import unquote, urlsplit
+from typing import Generic, Protocol, TypeVar
 
-from sqlalchemy import Column, Integer, MetaData, Table, select, text
+from sqlalchemy import Column, Integer, MetaData, Table, create_engine, select, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
 from scrofazero.serve.common.records import RecordsError, database_url
 
@@ -48,6 +53,9 @@ class Records(Protocol):
     def abandon_unfinished(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+R = TypeVar("R", bound=Records)  # the records class a server opens (gongzhu/records.py's)
 
 
 class DatabaseInUse(RecordsError):
@@ -98,27 +106,29 @@ def lock_owner(st: os.stat_result, locks: str = "/proc/locks") -> int | None:
     return None
 
 
-def sqlite_file(url: URL) -> Path | None:
-    """The file a SQLite URL opens (its `file:` URI form parsed), or None for an in-memory
-    database."""
-    database = url.database or ""
-    query = dict(url.query)
-    if database.startswith("file:"):
-        parts = urlsplit(database)
-        query.update(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
-        if parts.netloc not in ("", "localhost"):
-            raise RecordsError(f"a file: URI names a file on this machine, got host "
-                               f"{parts.netloc!r}")
-        database = unquote(parts.path)
-    if not database or database == ":memory:" or query.get("mode") == "memory":
-        return None
-    return Path(database).expanduser()
+def sqlite_file(url: URL) -> Path:
+    """The file SQLite opens for `url`, as SQLite itself names it (the main database of
+    `PRAGMA database_list` on a connection the driver opens with the URL's own options; nothing
+    is written). An in-memory or temporary database (no file) is refused: the server reads and
+    writes from several threads, and each connection would be a database of its own."""
+    probe = create_engine(url, poolclass=NullPool)
+    try:
+        with probe.connect() as connection:
+            rows = connection.exec_driver_sql("PRAGMA database_list").fetchall()
+    finally:
+        probe.dispose()
+    name = next((row[2] for row in rows if row[1] == "main"), "")
+    if not name:
+        raise RecordsError("an in-memory SQLite database is one database per connection, and "
+                           "the server reads and writes from several threads (each would see "
+                           "its own, empty one): give a file, e.g. db=/tmp/games.sqlite")
+    return Path(name)
 
 
-class OpenDatabase:
+class OpenDatabase(Generic[R]):
     """The records of one claimed database. `close` releases the claim (idempotent)."""
 
-    def __init__(self, records: Records, shown: str, lock: FileLock | None,
+    def __init__(self, records: R, shown: str, lock: FileLock | None,
                  held: Connection | None, abandoned: int):
         self.records = records
         self.shown = shown  # the URL as messages show it (no password)
@@ -136,7 +146,7 @@ class OpenDatabase:
             self._lock = None
 
 
-def open_database(db: str, open_records: Callable[[str], Records]) -> OpenDatabase:
+def open_database(db: str, open_records: Callable[[str], R]) -> OpenDatabase[R]:
     """Claim and open the records database `db` (a SQLite path or a SQLAlchemy URL) with
     `open_records(db)`; raises RecordsError (DatabaseInUse when another server holds it),
     changing nothing then."""
@@ -146,9 +156,8 @@ def open_database(db: str, open_records: Callable[[str], Records]) -> OpenDataba
         if "://" in db:  # a file path is shown as given
             shown = url.render_as_string(hide_password=True)
         lock = None
-        if url.get_backend_name() == "sqlite" and (path := sqlite_file(url)) is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(path, shown)
+        if url.get_backend_name() == "sqlite":
+            lock = FileLock(sqlite_file(url), shown)
     except DatabaseInUse:
         raise
     except (SQLAlchemyError, OSError, RecordsError) as err:

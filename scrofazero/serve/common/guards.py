@@ -11,10 +11,11 @@
   http://NAME:PORT for each allowed host name and the port the request came in on, plus the
   `allowed_origins` option; "*" allows any. A client without an Origin header (an outside bot,
   curl) is not a browser page and is let through.
-- Request rates: `RequestRate` counts the HTTP requests and WebSocket handshakes of each client
-  address (limits.py's `Rate`, `client_requests_per_s`): one past the rate waits its turn up to
-  a second, and beyond that is refused with 429 and the protocol's `limit` error naming the
-  setting.
+- Request rates: `RequestRate` counts the HTTP requests and WebSocket handshakes of each
+  connection (`connection_requests_per_s`) and of each client address, a backstop shared fairly
+  between its connections (limits.py's `SharedRate`, `client_requests_per_s`): one past the
+  rate waits its turn up to a second, and beyond that is refused with 429 and the protocol's
+  `limit` error naming the settings.
 - Pages in frames and sniffed types: `SecurityHeaders` adds a Content-Security-Policy (scripts,
   styles, images and connections from the server itself only; no framing), X-Frame-Options
   DENY and X-Content-Type-Options nosniff to every HTTP answer.
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -142,11 +143,13 @@ class OriginGuard:
         server = scope.get("server")
         return (parts.scheme == WS_SCHEMES.get(scheme, scheme) and server is not None and
                 (parts.port or DEFAULT_PORTS[parts.scheme]) == server[1] and
-                _host_matches(host_name(parts.hostname), self.hosts))
+                _host_matches(host_name(parts.hostname or ""), self.hosts))
 
 
 class SecurityHeaders:
-    """ASGI middleware: SECURITY_HEADERS on every HTTP answer."""
+    """ASGI middleware: SECURITY_HEADERS on every HTTP answer, a server error's too: starlette
+    answers an exception with a 500 of its own outside every middleware, so one that reaches
+    here unanswered gets its 500 here, then goes on up to be logged."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
@@ -155,32 +158,46 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
 
         async def send_with_headers(message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message = {**message, "headers": [*message.get("headers", []),
                                                   *SECURITY_HEADERS]}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not started:  # else the answer is under way: the connection is dropped
+                await PlainTextResponse("Internal Server Error", status_code=500)(
+                    scope, receive, send_with_headers)
+            raise
 
 
 class RequestRate:
-    """ASGI middleware: the HTTP requests and WebSocket handshakes of each client address at
-    most `rate` allows (a limits.Rate that waits up to its max_wait_s); one past it is refused
-    with 429 and the `limit` error naming client_requests_per_s."""
+    """ASGI middleware: the HTTP requests and WebSocket handshakes of each connection and each
+    client address at most `rate` allows (a limits.SharedRate that waits up to its max_wait_s:
+    per connection first, per address as a backstop shared fairly); one past it is refused
+    with 429 and the `limit` error naming connection_requests_per_s and client_requests_per_s
+    (`cfg`'s)."""
 
-    def __init__(self, app: ASGIApp, rate, per_s: float):
+    def __init__(self, app: ASGIApp, rate, cfg):
         self.app = app
         self.rate = rate
-        self.per_s = per_s
+        self.cfg = cfg
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            address = scope["client"][0] if scope.get("client") else "unknown"
-            wait = self.rate.wait(address)
+            client = tuple(scope["client"]) if scope.get("client") else ("unknown", 0)
+            address = client[0]
+            wait = self.rate.wait(address, client)  # (address, port): one connection
             if wait is None:
-                message = (f"more than {self.per_s:g} requests a second from {address} "
+                message = (f"more than {self.cfg.connection_requests_per_s:g} requests a second "
+                           f"on this connection (connection_requests_per_s), or "
+                           f"{self.cfg.client_requests_per_s:g} from {address} in all "
                            "(client_requests_per_s): try again shortly")
                 await JSONResponse(Error(code="limit", message=message).model_dump(),
                                    status_code=429, headers={"Retry-After": "1"})(
@@ -196,7 +213,9 @@ def request_timeout_protocol(timeout_s: float) -> type[asyncio.Protocol]:
     sent a whole request within `timeout_s` of connecting or of its previous response. A
     connection upgraded to a WebSocket is no longer this protocol's and is left alone."""
 
-    class RequestTimeoutProtocol(AutoHTTPProtocol):
+    # AutoHTTPProtocol is a name uvicorn binds at import time to httptools' or h11's class,
+    # which mypy cannot read as a type.
+    class RequestTimeoutProtocol(AutoHTTPProtocol):  # type: ignore[valid-type, misc]
         _request_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import Annotated, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -24,22 +24,28 @@ from pydantic import (
     field_validator,
     model_serializer,
 )
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-PROTOCOL_VERSION = 1  # the one place the version is set; the page reads it from /api/options
+# the one place the version is set (mypy checks that the two agree); the page reads it from
+# /api/options
+ProtocolVersion = Literal[1]
+PROTOCOL_VERSION: ProtocolVersion = 1
 MAX_NAME = 40  # characters of a display name
 MAX_ID_CHARS = 64  # a client message's `id`: a string of at most this many characters,
 MAX_ID_INT = 2**63 - 1  # or an integer of at most this size (either sign)
 OPEN = "open"  # the seat kind of a person or an outside bot; every other kind is a player's name
 # the error codes of /ws and of every HTTP refusal (the Fish protocol has its own list)
-ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version", "unknown_table",
-               "unknown_seat", "bad_token", "not_joined", "not_your_turn", "illegal_card",
-               "not_started", "game_over", "replaced", "already_joined", "not_between",
-               "storage", "expired", "not_public", "seat_taken", "already_watching", "not_found",
-               "in_play", "limit")
-FALLBACKS = ("deadline", "away", "bot_error")  # why the server played a move for a seat
+ErrorCode = Literal["bad_json", "too_large", "bad_message", "unsupported_version",
+                    "unknown_table", "unknown_seat", "bad_token", "not_joined", "not_your_turn",
+                    "illegal_card", "not_started", "game_over", "replaced", "already_joined",
+                    "not_between", "storage", "expired", "not_public", "seat_taken",
+                    "already_watching", "not_found", "in_play", "limit"]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+Fallback = Literal["deadline", "away", "bot_error"]  # why the server played a move for a seat
+FALLBACKS: tuple[str, ...] = get_args(Fallback)
 # a table's (and its match's) status; a game's is one of them too, never "between"
-STATUSES = ("waiting", "playing", "between", "finished", "abandoned", "expired")
+Status = Literal["waiting", "playing", "between", "finished", "abandoned", "expired"]
+STATUSES: tuple[str, ...] = get_args(Status)
 
 
 def _type_required(schema: dict) -> None:
@@ -51,7 +57,7 @@ class Message(BaseModel):
     """Fields every message has. Subclasses fix `type` with a one-value Literal."""
 
     model_config = ConfigDict(json_schema_extra=_type_required)
-    v: Literal[PROTOCOL_VERSION] = Field(PROTOCOL_VERSION, description="the protocol version")
+    v: ProtocolVersion = Field(PROTOCOL_VERSION, description="the protocol version")
     type: str
 
 
@@ -123,14 +129,19 @@ def name_field():
                  description=f"a display name: one printable line of up to {MAX_NAME} characters")
 
 
-class Join(ClientMessage):
-    type: Literal["join"] = "join"
+class JoinSeat(ClientMessage):
+    """Take a seat (each protocol's join message sets its `type`)."""
+
     table: StrictStr = Field(description="a table id")
     seat: StrictInt = Field(description="a seat 0..3")
     token: StrictStr = Field(description="the seat's token")
     name: StrictStr | None = name_field()
 
     _name = field_validator("name")(one_printable_line)
+
+
+class Join(JoinSeat):
+    type: Literal["join"] = "join"
 
 
 class Ping(ClientMessage):
@@ -171,7 +182,7 @@ class Seat(ServerMessage):
 
 class Error(ServerMessage):
     type: Literal["error"] = "error"
-    code: Literal[ERROR_CODES]
+    code: ErrorCode
     message: str
 
 
@@ -189,8 +200,10 @@ class TableCreated(ServerMessage):
     @classmethod
     def of(cls, table, tokens: dict[int, str]):
         """The answer for `table` (a table of either game) whose open seats have `tokens`."""
-        return cls(table=table.id, game_id=table.game_id,
-                   tokens={str(k): v for k, v in tokens.items()})
+        # (no `type` here: each subclass sets its own)
+        fields: dict[str, Any] = dict(table=table.id, game_id=table.game_id,
+                                      tokens={str(k): v for k, v in tokens.items()})
+        return cls(**fields)
 
 
 def by_type(*models: type[Message]) -> dict[str, type[Message]]:
@@ -198,12 +211,14 @@ def by_type(*models: type[Message]) -> dict[str, type[Message]]:
     return {m.model_fields["type"].default: m for m in models}
 
 
-def message_schema(client: dict, server: dict, title: str, description: str) -> dict:
+def message_schema(client: Mapping[str, type[BaseModel]], server: Mapping[str, type[BaseModel]],
+                   title: str, description: str) -> dict:
     """The JSON Schema of a protocol's messages (type -> model, as CLIENT_MESSAGES): a message
     is one of AnyClientMessage (what a client sends) or AnyServerMessage (what the server
     sends), each one of its messages."""
-    models = [(m, "validation") for m in client.values()] + \
-             [(m, "serialization") for m in server.values()]
+    models: list[tuple[type[BaseModel], JsonSchemaMode]] = \
+        [(m, "validation") for m in client.values()] + \
+        [(m, "serialization") for m in server.values()]
     refs, defs = models_json_schema(models, ref_template="#/$defs/{model}")
     defs = defs["$defs"]
     defs["AnyClientMessage"] = {"oneOf": [refs[(m, "validation")] for m in client.values()]}

@@ -22,7 +22,19 @@ MAX_MESSAGE_BYTES = 4096  # a client message above this is refused as too_large
 MAX_DEPTH = 16  # arrays and objects nested deeper than this are refused as bad_json
 
 
-class ProtocolError(Exception):
+class Refusal(Exception):
+    """A client message refused, as either protocol raises it (ProtocolError, fish/messages.py's
+    FishProtocolError): its error `code`, its one-line `message`, and `to_message()`, the
+    error message sent back."""
+
+    code: str
+    message: str
+
+    def to_message(self) -> dict:
+        raise NotImplementedError
+
+
+class ProtocolError(Refusal):
     """A message refused; `code` is one of ERROR_CODES. Nothing changes on the server."""
 
     def __init__(self, code: str, message: str):
@@ -72,7 +84,7 @@ def parse_frame(text: str | bytes, messages: dict, error=ProtocolError) -> Clien
     try:
         return model.model_validate(msg)
     except ValidationError as err:
-        raise error("bad_message", first_problem(kind, model, err)) from None
+        raise error("bad_message", first_problem(str(kind), model, err)) from None
 
 
 def load_json(text: str | bytes, error=ProtocolError):

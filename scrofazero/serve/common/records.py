@@ -7,6 +7,7 @@ up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def game_head(game: GameColumns) -> dict:
             "created_at": iso_time(game.created_at), "finished_at": iso_time(game.finished_at)}
 
 
-def seat_list(seats: list[SeatColumns]) -> list[dict]:
+def seat_list(seats: Sequence[SeatColumns]) -> list[dict]:
     """A stored game's seats as its answer lists them."""
     return [{"seat": s.seat, "kind": s.kind, "name": s.name} for s in seats]
 

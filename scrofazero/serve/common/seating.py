@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from pydantic import BaseModel
+
 from scrofazero.serve.common.messages import OPEN, Seat, ServerMessage
+from scrofazero.serve.common.protocol import Refusal
 
 ENDED = ("finished", "abandoned", "expired")  # a table's statuses once nothing more is played
 
@@ -31,6 +35,20 @@ class Connection(Protocol):
     async def send(self, msg: dict) -> None: ...
 
     async def close(self, reason: str) -> None: ...
+
+
+class TurnState(Protocol):
+    """What the seats read of a table's game state."""
+
+    @property
+    def current_player(self) -> int: ...
+
+
+class GraceSettings(Protocol):
+    """What the seats read of a table's settings."""
+
+    @property
+    def reconnect_grace_s(self) -> float: ...
 
 
 @dataclass
@@ -51,7 +69,10 @@ class SeatedTable:
     `table_info()`, `welcome(seat)`, `_turn_message()`, `_start()` (every seat has joined)
     and `_fallback(reason)` (lock held)."""
 
-    error: type[Exception]
+    error: type[Refusal]
+    state: TurnState
+    settings: GraceSettings
+    done: asyncio.Event  # set when the table is over
 
     def __init__(self, table_id: str, kinds: list[str], names: list[str], write: Writer):
         self.id = table_id
@@ -62,11 +83,17 @@ class SeatedTable:
         self.write = write  # write(method, *args): a records method on the database thread
         self.lock = asyncio.Lock()
         self.creator: str | None = None  # the client address that made it (limits.py)
+        self.empty_since = time.monotonic()  # when its last open seat's connection went
 
     @property
     def bots_only(self) -> bool:
         """No open seat: our bots play it alone (limits.py's max_bot_matches)."""
         return all(s.kind != OPEN for s in self.seats)
+
+    @property
+    def occupied(self) -> bool:
+        """A person or an outside bot is connected at an open seat."""
+        return any(s.conn is not None for s in self.seats if s.kind == OPEN)
 
     @property
     def live(self) -> bool:
@@ -75,6 +102,24 @@ class SeatedTable:
     def info(self) -> dict:
         """The table as its lobby lists it (the fields of its start message)."""
         return self.table_info().model_dump()
+
+    # --- what a subclass gives ---------------------------------------------------------------
+    def table_info(self) -> BaseModel:
+        raise NotImplementedError
+
+    def welcome(self, seat: int | None) -> ServerMessage:
+        raise NotImplementedError
+
+    def _turn_message(self) -> ServerMessage:
+        raise NotImplementedError
+
+    async def _start(self) -> None:
+        """Every seat has joined (lock held)."""
+        raise NotImplementedError
+
+    async def _fallback(self, reason: str) -> None:
+        """The seat to move plays the table's fallback, for `reason` (lock held)."""
+        raise NotImplementedError
 
     async def _send(self, conn: Connection, msg: ServerMessage) -> None:
         await self._deliver(conn, msg.model_dump())
@@ -144,6 +189,8 @@ class SeatedTable:
         if spec.conn is not conn:
             return
         spec.conn = None
+        if not self.occupied:
+            self.empty_since = time.monotonic()
         if self.status in ENDED:
             return
         loop = asyncio.get_running_loop()
@@ -165,10 +212,10 @@ class SeatedTable:
             if self.status == "playing" and self.state.current_player == seat:
                 await self._fallback("away")
 
-    async def expire(self) -> bool:
-        """Close a table whose first hand has not started (its idle_expire_s is up): recorded
-        as expired, every connection told (`expired`) and closed. Returns whether it was
-        closed."""
+    async def expire(self, why: str = "its first hand did not start in time") -> bool:
+        """Close a table whose first hand has not started (its idle_expire_s is up, or see
+        client_hub.py): recorded as expired, every connection told (`expired`, saying `why`)
+        and closed. Returns whether it was closed."""
         async with self.lock:
             if self.status != "waiting":
                 return False
@@ -179,8 +226,7 @@ class SeatedTable:
                 spec.conn = None
             self._cancel_graces()
             self.observers.clear()
-            notice = self.error("expired", f"table {self.id} expired: its first hand did not "
-                                           "start in time").to_message()
+            notice = self.error("expired", f"table {self.id} expired: {why}").to_message()
             for conn in conns:
                 try:
                     await conn.send(notice)

@@ -3,8 +3,9 @@ a writer task per socket, so a client that stops reading delays nobody else), th
 one socket (`serve_socket`), a request body read with its size limit, listings a page at a time
 (their bounds and status filter checked), and a stored game's record once it is over
 (`closed_game`, run in a worker thread). Used by gongzhu/routes.py (`/ws`) and fish/routes.py
-(`/ws/fish`). Frames of one client address are read no faster than its `client_frames_per_s`
-(limits.py).
+(`/ws/fish`). Frames of one socket are read no faster than `socket_frames_per_s`, and those of
+one client address no faster than `client_frames_per_s`, shared fairly between its sockets
+(limits.py's SharedRate).
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ async def serve_socket(ws: WebSocket, hub, limits=None) -> None:
     turn, and the socket is told so (a `limit` notice; the frame is handled after the wait)."""
     client = SocketClient(ws)
     told = -FRAME_NOTICE_S
+    if limits is not None:
+        limits.frames.open(client.address, client)
     try:
         while True:
             message = await ws.receive()
@@ -144,23 +147,31 @@ async def serve_socket(ws: WebSocket, hub, limits=None) -> None:
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            wait = limits.frames.wait(client.address) if limits is not None else 0.0
+            wait = limits.frames.wait(client.address, client) if limits is not None else 0.0
             if wait:
                 now = asyncio.get_running_loop().time()
                 if now - told >= FRAME_NOTICE_S:
                     told = now
-                    await client.send(hub.error("limit", (
-                        f"more than {limits.settings.client_frames_per_s:g} frames a second "
-                        f"from {client.address} (client_frames_per_s): its frames are read "
-                        "no faster")).to_message())
+                    await client.send(hub.error("limit", frames_notice(limits.settings,
+                                                                       client.address)
+                                                ).to_message())
                 await asyncio.sleep(wait)
             await hub.receive(client, text)
     except (WebSocketDisconnect, ConnectionError):  # gone, or dropped as a slow reader
         pass
     finally:
+        if limits is not None:
+            limits.frames.close(client.address, client)
         client.stop()
         await hub.disconnect(client)
         await client.stopped()
+
+
+def frames_notice(cfg, address: str) -> str:
+    """The `limit` notice of a socket read slower (PlayConfig `cfg`'s frame rates)."""
+    return (f"more than {cfg.socket_frames_per_s:g} frames a second on this socket "
+            f"(socket_frames_per_s), or {cfg.client_frames_per_s:g} from {address} in all "
+            "(client_frames_per_s): its frames are read no faster")
 
 
 def client_address(conn: HTTPConnection) -> str:
@@ -196,7 +207,9 @@ def check_status(status: str | None) -> None:
 
 def page(items: Iterable, offset: int, limit: int | None, most: int) -> list:
     """Items `offset`.. of a listing, page_limit(limit, offset, most) of them at most."""
-    return list(islice(items, offset, offset + page_limit(limit, offset, most)))
+    size = page_limit(limit, offset, most)
+    # two slices: offset + size may pass sys.maxsize, islice's bound, where offset alone does not
+    return list(islice(islice(items, offset, None), size))
 
 
 def closed_game(read: Callable, game_id: int, what: str = "game") -> dict:

@@ -73,7 +73,7 @@ def add_guards(app: FastAPI, cfg: PlayConfig, limits: Limits) -> None:
     rate, the security headers), the static files, and the answers to refusals."""
     hosts = allowed_hosts(cfg.host, cfg.allowed_hosts)
     app.add_middleware(OriginGuard, hosts=hosts, origins=cfg.allowed_origins)
-    app.add_middleware(RequestRate, rate=limits.requests, per_s=cfg.client_requests_per_s)
+    app.add_middleware(RequestRate, rate=limits.requests, cfg=cfg)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -82,10 +82,14 @@ def add_guards(app: FastAPI, cfg: PlayConfig, limits: Limits) -> None:
 
 def uvicorn_config(app: FastAPI, cfg: PlayConfig) -> uvicorn.Config:
     """How uvicorn runs the app: a whole request within request_timeout_s (guards.py), idle
-    keep-alive connections closed after keep_alive_s."""
+    keep-alive connections closed after keep_alive_s, and a client's address always the peer's:
+    uvicorn would take X-Forwarded-For from a local peer, so any local client could pick the
+    address its per-client limits count."""
     # Messages are a few hundred bytes: compressing each cost more CPU than it saved (profiled
-    # under benchmarks/serve.py).
+    # under benchmarks/serve.py). uvicorn annotates timeout_keep_alive as int but waits it as
+    # seconds (loop.call_later), so a fraction works.
     return uvicorn.Config(app, log_level=cfg.log_level, ws_max_size=16 * MAX_MESSAGE_BYTES,
                           ws_per_message_deflate=False,
                           http=request_timeout_protocol(cfg.request_timeout_s),
-                          timeout_keep_alive=cfg.keep_alive_s)
+                          timeout_keep_alive=cfg.keep_alive_s,  # type: ignore[arg-type]
+                          proxy_headers=False)

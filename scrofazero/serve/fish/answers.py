@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, RootModel
+from pydantic import BaseModel, Field, RootModel
 
-from scrofazero.games.fish.rules import CALL_MODES
 from scrofazero.serve.common.answers import (
     Answer,
     StoredGame,
@@ -17,8 +16,8 @@ from scrofazero.serve.common.answers import (
     TableCreatedAnswer,
     Time,
 )
-from scrofazero.serve.common.messages import FALLBACKS, STATUSES
-from scrofazero.serve.fish.messages import FishTableInfo, FishThought
+from scrofazero.serve.common.messages import Fallback, Status
+from scrofazero.serve.fish.messages import CallMode, FishTableInfo, FishThought
 
 
 class FishBot(Answer):
@@ -33,8 +32,8 @@ class FishOptions(Answer):
     seat_kinds: list[str] = Field(description="what fish_create's seats may hold")
     bots: list[FishBot]
     table_sizes: list[int]
-    call_modes: list[Literal[CALL_MODES]]
-    calls: Literal[CALL_MODES] = Field(description="the call mode of a table made without one")
+    call_modes: list[CallMode]
+    calls: CallMode = Field(description="the call mode of a table made without one")
     move_deadline_s: float
     reconnect_grace_s: float
     max_moves: int = Field(description="past this many moves the seat to move must call")
@@ -49,7 +48,7 @@ class FishGameSummary(StoredGame):
     """A Fish game as GET /api/fish/games lists it: nothing of its cards."""
 
     num_players: int
-    calls: Literal[CALL_MODES]
+    calls: CallMode
     first_player: int
     score: list[int] | None = Field(description="sets of team 0 and team 1; null until over")
     seats: list[StoredSeat]
@@ -70,7 +69,7 @@ class MoveRecord(Answer):
     seat: int = Field(description="the asker or the caller")
     success: bool = Field(description="an ask's hit, a call's right")
     think_ms: int
-    fallback: Literal[FALLBACKS] | None
+    fallback: Fallback | None
     played_at: Time
     belief: FishThought | None = Field(description="a bot's belief when it moved; null: none")
 
@@ -121,9 +120,9 @@ class FishReplay(Answer):
     """GET /api/fish/games/ID/replay: move-by-move frames computed on the rules engine."""
 
     id: int
-    status: Literal[STATUSES]
+    status: Status
     num_players: int
-    calls: Literal[CALL_MODES]
+    calls: CallMode
     first_player: int
     seats: list[StoredSeat]
     frames: list[FishDealFrame | AskFrame | CallFrame]
@@ -132,7 +131,7 @@ class FishReplay(Answer):
     recorded_score: list[int] | None
 
 
-FISH_ANSWERS = {
+FISH_ANSWERS: dict[str, type[BaseModel]] = {
     "GET /api/fish/options": FishOptions,
     "GET /api/fish/tables": FishTables,
     "POST /api/fish/tables": TableCreatedAnswer,

@@ -27,6 +27,7 @@ from scrofazero.games.fish.rules import AskMove, FishState, FishView, Params
 from scrofazero.serve.common.client_hub import ClientHub
 from scrofazero.serve.common.config import shipped
 from scrofazero.serve.common.messages import OPEN, Ping
+from scrofazero.serve.common.thinking import FairThreads
 from scrofazero.serve.fish.messages import (
     FishAsk,
     FishCall,
@@ -116,13 +117,13 @@ class FishHub(ClientHub):
             if "learned" not in offered:  # its network is not there: said without the path
                 raise FishProtocolError("bad_message", "this server has no network for the "
                                                        "learned seats; choose another kind")
-        self.admit(address, kinds)
-        settings = FishTableSettings(**{**vars(self.settings.table), "calls": calls})
-        names = [f"open seat {i}" if k == OPEN else f"{k} bot" for i, k in enumerate(kinds)]
-        table_id = self.new_table_id()
-        table = FishTable(table_id, state, seed, kinds, names, settings, self.write)
-        await table.open()
-        self.add_table(table, address, settings.idle_expire_s)
+        async with self.admitted(address, kinds):  # counted from now: no overshoot
+            settings = FishTableSettings(**{**vars(self.settings.table), "calls": calls})
+            names = [f"open seat {i}" if k == OPEN else f"{k} bot" for i, k in enumerate(kinds)]
+            table_id = self.new_table_id()
+            table = FishTable(table_id, state, seed, kinds, names, settings, self.write)
+            await table.open()
+            self.add_table(table, address, settings.idle_expire_s)
         bot_seed = self.fresh_seed()
         threads = self.bot_match_threads if table.bots_only else self.bot_threads
         tokens = await self.join_bots(table, FishJoin, lambda seat, kind: FishBotClient(
@@ -235,7 +236,7 @@ class FishBotClient:
     any_time table, `call_now` once after every move; all of that runs in the hub's bot threads,
     one job at a time per bot, so a player is never used from two threads at once."""
 
-    def __init__(self, hub: FishHub, player, kind: str, threads: Executor):
+    def __init__(self, hub: FishHub, player, kind: str, threads: FairThreads):
         self.hub, self.player, self.kind = hub, player, kind
         self.threads = threads  # the pool it thinks in
         self.seen: SeatView | None = None
@@ -259,6 +260,7 @@ class FishBotClient:
             self.reset_args = (msg["num_players"], msg["seat"], sorted(self.seen.hand))
             self.pending = []
         elif kind in ("asked", "called"):
+            assert self.seen is not None  # fish_welcome came first: our bots join before a move
             self.pending.append(self.seen.event(msg))
             self.turn = None
         elif kind == "fish_turn":
@@ -270,6 +272,10 @@ class FishBotClient:
 
     async def close(self, reason: str) -> None:
         pass
+
+    def _table(self) -> FishTable | None:
+        """The table it sits at (None: gone from the hub, or not joined yet)."""
+        return None if self.table_id is None else self.hub.tables.get(self.table_id)
 
     def _job(self) -> tuple[str, dict | None] | None:
         """What to think about next: its turn ("act"), a chance to call ("call_now"), or None."""
@@ -285,16 +291,19 @@ class FishBotClient:
         return None
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         while (job := self._job()) is not None:
             what, turn = job
+            assert self.seen is not None  # (a job is only found once it is)
             reset, self.reset_args = self.reset_args, None
             events, self.pending = self.pending, []
             view = self.seen.view(turn)
             move_no = self.seen.moves + 1
+            table = self._table()
+            owner = None if table is None else table.creator
             try:
-                move, thinking = await loop.run_in_executor(
-                    self.threads, self._think, reset, events, what, view)
+                # in turn with the other clients' tables: one share per client, then per table
+                move, thinking = await self.threads.run(owner, self.table_id, self._think, reset,
+                                                        events, what, view)
             except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
                 if what == "act":
                     await self._failed(view.seat, move_no)
@@ -312,13 +321,13 @@ class FishBotClient:
         """Wait as long as the table asks of our bots before a move (FishTable.bot_wait: at a
         table with a person, the last move stays readable a while). A move made meanwhile by
         another seat makes this one stale: the table refuses it and the bot thinks again."""
-        table = self.hub.tables.get(self.table_id)
+        table = self._table()
         wait = 0.0 if table is None else table.bot_wait()
         if wait > 0:
             await asyncio.sleep(wait)
 
     async def _failed(self, seat: int, move_no: int) -> None:
-        table = self.hub.tables.get(self.table_id)
+        table = self._table()
         if table is not None:
             await table.bot_failed(seat, move_no)
 

@@ -14,7 +14,7 @@ current.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
@@ -22,17 +22,17 @@ from scrofazero.fish.players.roster import FISH_PLAYERS
 from scrofazero.games.fish.cards import TABLE_SIZES
 from scrofazero.games.fish.rules import CALL_MODES
 from scrofazero.serve.common.messages import (
-    FALLBACKS,
     OPEN,
     PROTOCOL_VERSION,
-    STATUSES,
     ClientMessage,
-    Join,
+    Fallback,
+    JoinSeat,
     Ping,
     PlayerInfo,
     Pong,
     Seat,
     ServerMessage,
+    Status,
     TableCreated,
     WatchTable,
     by_type,
@@ -40,14 +40,18 @@ from scrofazero.serve.common.messages import (
     json_text,
     message_schema,
 )
-from scrofazero.serve.common.protocol import parse_frame
+from scrofazero.serve.common.protocol import Refusal, parse_frame
 
 FISH_CARD_PATTERN = r"^([DCHS][2-9TJQKA]|\*[SB])$"
 MAX_SEED = 2**63 - 1
-FISH_ERROR_CODES = ("bad_json", "too_large", "bad_message", "unsupported_version",
-                    "unknown_table", "unknown_seat", "bad_token", "not_joined", "not_your_turn",
-                    "not_started", "game_over", "replaced", "already_joined", "illegal_ask",
-                    "illegal_call", "stale_move", "already_watching", "expired", "limit")
+FishErrorCode = Literal["bad_json", "too_large", "bad_message", "unsupported_version",
+                        "unknown_table", "unknown_seat", "bad_token", "not_joined",
+                        "not_your_turn", "not_started", "game_over", "replaced",
+                        "already_joined", "illegal_ask", "illegal_call", "stale_move",
+                        "already_watching", "expired", "limit"]
+FISH_ERROR_CODES: tuple[str, ...] = get_args(FishErrorCode)
+CallMode = Literal["any_time", "own_turn"]  # rules.CALL_MODES, as a type
+assert get_args(CallMode) == CALL_MODES
 
 
 def fish_seat_kinds() -> tuple[str, ...]:
@@ -55,7 +59,7 @@ def fish_seat_kinds() -> tuple[str, ...]:
     return (OPEN, *FISH_PLAYERS)
 
 
-class FishProtocolError(Exception):
+class FishProtocolError(Refusal):
     """A Fish message refused; `code` is one of FISH_ERROR_CODES, `rule` the rules engine's id
     of the broken rule for illegal_ask and illegal_call. Nothing changes on the server."""
 
@@ -80,7 +84,7 @@ class FishCreate(ClientMessage):
     deal: list[list[StrictStr]] | None = Field(
         None, description="the hands dealt, one list of card codes per seat, or null")
     first: StrictInt = Field(0, ge=0, le=7, description="the seat that moves first")
-    calls: Literal[CALL_MODES] | None = Field(
+    calls: CallMode | None = Field(
         None, description="any_time or own_turn (null: the server's default)")
 
     @field_validator("seats")
@@ -89,7 +93,7 @@ class FishCreate(ClientMessage):
         return checked_seats(seats, fish_seat_kinds(), TABLE_SIZES, "6 or 8")
 
 
-class FishJoin(Join):
+class FishJoin(JoinSeat):
     type: Literal["fish_join"] = "fish_join"
     seat: StrictInt = Field(description="a seat 0..5 or 0..7")
 
@@ -137,9 +141,9 @@ class FishTableInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     table: str
     game_id: int
-    status: Literal[STATUSES]
+    status: Status
     num_players: int
-    calls: Literal[CALL_MODES]
+    calls: CallMode
     first_player: int
     players: list[PlayerInfo]
 
@@ -157,7 +161,7 @@ class Asked(ServerMessage):
     hit: bool = Field(description="the card was handed over")
     turn: int | None = Field(description="the seat to move now; null at the end")
     hand_counts: list[int]
-    fallback: Literal[FALLBACKS] | None
+    fallback: Fallback | None
 
 
 class Called(ServerMessage):
@@ -172,7 +176,7 @@ class Called(ServerMessage):
     turn: int | None
     hand_counts: list[int]
     score: list[int] = Field(description="sets won by team 0 and team 1")
-    fallback: Literal[FALLBACKS] | None
+    fallback: Fallback | None
 
 
 class FishWelcome(ServerMessage, FishTableInfo):
@@ -236,7 +240,7 @@ class FishOver(ServerMessage):
 
 class FishError(ServerMessage):
     type: Literal["error"] = "error"
-    code: Literal[FISH_ERROR_CODES]
+    code: FishErrorCode
     message: str
     rule: str | None = Field(None, description="the rules engine's id of the broken rule")
 

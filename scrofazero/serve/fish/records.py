@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import cast
 
 from sqlalchemy import (
     Boolean,
+    CursorResult,
     DateTime,
     ForeignKey,
     Integer,
@@ -100,7 +102,7 @@ class FishRecords:
             result = session.execute(update(FishGame)
                                      .where(FishGame.status.in_(("waiting", "playing")))
                                      .values(status="abandoned", finished_at=now()))
-            return result.rowcount
+            return cast(CursorResult, result).rowcount  # an UPDATE's result has one
 
     def new_game(self, table_id: str, num_players: int, calls: str, first_player: int,
                  seed: int | None, deal: list[list[str]], seats: list[tuple[str, str]],
@@ -185,6 +187,7 @@ def _move_dict(m: FishMove) -> dict:
     if m.kind == "ask":
         out.update(target=m.target, card=m.card)
     else:
+        assert m.holders is not None  # a call's holders are always stored
         out.update(set=m.set_id, holders=json.loads(m.holders))
     return out
 

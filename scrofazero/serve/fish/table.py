@@ -83,6 +83,8 @@ class FishTable(SeatedTable):
     `lock` orders moves."""
 
     error = FishProtocolError
+    state: FishState
+    settings: FishTableSettings
 
     def __init__(self, table_id: str, state: FishState, seed: int | None, kinds: list[str],
                  names: list[str], settings: FishTableSettings, write: Writer):

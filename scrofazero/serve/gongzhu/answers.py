@@ -6,9 +6,9 @@ export is text, not JSON).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import Field, RootModel
+from pydantic import BaseModel, Field, RootModel
 
 from scrofazero.serve.common.answers import (
     Answer,
@@ -17,10 +17,11 @@ from scrofazero.serve.common.answers import (
     TableCreatedAnswer,
     Time,
 )
-from scrofazero.serve.common.messages import FALLBACKS, STATUSES, only_when_set
+from scrofazero.serve.common.messages import Fallback, Status, only_when_set
 from scrofazero.serve.gongzhu.messages import PublicState, TableInfo, Thought
 
-VERDICTS = ("forced", "best", "as_good", "mistake")  # a reviewed card's (eval/review.py)
+Verdict = Literal["forced", "best", "as_good", "mistake"]  # a reviewed card's (eval/review.py)
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
 class Bot(Answer):
@@ -87,7 +88,7 @@ class StoredMove(Answer):
     seat: int
     card: str
     think_ms: int
-    fallback: Literal[FALLBACKS] | None = Field(description="null, or why the server "
+    fallback: Fallback | None = Field(description="null, or why the server "
                                                                "played it")
     played_at: Time
     thinking: Thought | None = Field(description="what the bot weighed; null: none kept")
@@ -115,7 +116,7 @@ class MoveFrame(PublicState):
     ply: int = Field(ge=1, le=52)
     seat: int
     card: str
-    fallback: Literal[FALLBACKS] | None
+    fallback: Fallback | None
     thinking: Thought | None
     hands: list[list[str]] = Field(description="every seat's cards left, in card index order")
     leader: int = Field(description="the seat leading the trick in progress; on the frame "
@@ -131,7 +132,7 @@ class Replay(Answer):
     """GET /api/games/ID/replay: move-by-move frames computed on the rules engine."""
 
     id: int
-    status: Literal[STATUSES]
+    status: Status
     seats: list[StoredSeat]
     leader: int = Field(description="the first leader")
     frames: list[MoveFrame | DealFrame]
@@ -145,7 +146,7 @@ class Replay(Answer):
 class MatchHead(Answer):
     id: int
     table: str
-    status: Literal[STATUSES]
+    status: Status
     hands: int = Field(description="the most hands it plays")
     target: int | None = Field(description="the lead that ends it; null: none")
     created_at: Time
@@ -205,7 +206,7 @@ class CardReview(Answer):
     loss_se: float | None = Field(description="the paired standard error of loss; null: "
                                                  "unknown (too few distinct deals), never a "
                                                  "mistake")
-    verdict: Literal[VERDICTS]
+    verdict: Verdict
 
 
 class ReviewedMove(Answer):
@@ -218,7 +219,7 @@ class ReviewedMove(Answer):
     card: str = Field(description="the card played")
     ai_card: str = Field(description="the AI's card (the best value)")
     forced: bool = Field(description="one legal card")
-    verdict: Literal[VERDICTS]
+    verdict: Verdict
     loss: float
     loss_se: float | None = Field(description="null: unknown (too few distinct deals)")
     given_up: float = Field(description="loss when the verdict is mistake, else 0")
@@ -286,7 +287,7 @@ class MatchReview(Answer):
     summary: MatchReviewSummary | None = Field(description="null until every hand is done")
 
 
-GONGZHU_ANSWERS = {
+GONGZHU_ANSWERS: dict[str, type[BaseModel]] = {
     "GET /api/options": Options,
     "GET /api/tables": Tables,
     "POST /api/tables": TableCreatedAnswer,

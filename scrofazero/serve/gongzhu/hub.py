@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from scrofazero.serve.common.client_hub import ClientHub
 from scrofazero.serve.common.config import PlayConfig, shipped
 from scrofazero.serve.common.messages import OPEN, Join, Ping
 from scrofazero.serve.common.protocol import ProtocolError
+from scrofazero.serve.common.thinking import FairThreads
 from scrofazero.serve.gongzhu.messages import (
     CardBelief,
     CardValue,
@@ -50,15 +50,12 @@ BELIEF_CARDS = tuple(card_index(c) for c in ("SQ", "DJ", "C10")) + tuple(
 @dataclass
 class HubSettings:
     checkpoint: str = "models/scrofazero.pt"  # network of the scrofazero and raw seats
-    table: TableSettings = None  # deadlines and thinking of new tables
+    table: TableSettings = field(default_factory=TableSettings)
+    # ^ deadlines and thinking of new tables
     bot_threads: int = 2  # threads our bots think in
     max_tables: int = 500  # live tables kept; the oldest finished ones are dropped beyond it
     seed: int | None = None  # seeds random deals and bots (None: fresh entropy)
     bot_match_threads: int = 1  # threads the bots of tables of bots only think in
-
-    def __post_init__(self):
-        if self.table is None:
-            self.table = TableSettings()
 
 
 def hub_settings(cfg: PlayConfig) -> HubSettings:
@@ -89,7 +86,8 @@ class Hub(ClientHub):
     # --- shared resources ------------------------------------------------------------------
     async def write_move(self, *fields) -> None:
         """Record one move (Records.move_row's fields); returns once it is committed. Moves that
-        arrive while a commit runs wait for the next one and share it (a group commit)."""
+        arrive while a commit runs wait for the next one and share it (a group commit), ahead
+        of the writes that make new tables (client_hub.RecordsThread)."""
         done = asyncio.get_running_loop().create_future()
         self._moves.append((move_row(*fields), done))
         if self._flusher is None:
@@ -97,13 +95,12 @@ class Hub(ClientHub):
         await done
 
     async def _flush_moves(self) -> None:
-        loop = asyncio.get_running_loop()
         try:
             while self._moves:
                 batch, self._moves = self._moves, []
                 try:
-                    await loop.run_in_executor(self.db_thread, self.records.add_moves,
-                                               [row for row, _ in batch])
+                    await asyncio.get_running_loop().run_in_executor(
+                        self.db_thread, self.records.add_moves, [row for row, _ in batch])
                 except Exception as err:  # noqa: BLE001  (handed to every waiting table)
                     for _, done in batch:
                         done.set_exception(err)
@@ -151,27 +148,23 @@ class Hub(ClientHub):
         return bot
 
     # --- tables -----------------------------------------------------------------------------
-    def match_deals(self, number: int | None):
-        """Hand k -> (deal, standard number), asked for k = 1, 2, ... in order: with `number`,
-        hand 1 plays that standard deal and each later hand one the server draws (never one the
-        match has played, while any is left), so a seat that recognises a hand's deal among the
-        public standard deals learns nothing of the next; without it, a fresh random deal per
-        hand."""
-        rng = np.random.default_rng(self.fresh_seed())  # this table's own
-        if number is None:
-            return lambda hand: (random_deal(rng), None)
+    def match_deals(self, chosen: list[int]):
+        """Hand k -> (deal, standard number), asked for k = 1, 2, ... in order: the standard
+        deal `chosen[k - 1]` for the hands the creator chose (an open deal: the standard deals
+        are public, so each seat's own cards name it, and with it every hand), a fresh random
+        deal for every later hand, so no seat can know those. Refuses (bad_message) a number
+        that is no standard deal's."""
         deals = self.standard_deals()
-        if not 0 <= number < len(deals):
-            raise ProtocolError("bad_message", f"'deal' must be a standard deal number "
-                                               f"0..{len(deals) - 1} or null, got {number}")
-        chosen = [number]
+        for number in chosen:
+            if not 0 <= number < len(deals):
+                raise ProtocolError("bad_message", f"'deal' must be standard deal numbers "
+                                                   f"0..{len(deals) - 1} or null, got {number}")
+        rng = np.random.default_rng(self.fresh_seed())  # this table's own
 
         def deal_of(hand: int):
-            while len(chosen) < hand:
-                fresh = int(rng.integers(len(deals)))
-                if fresh not in chosen or len(chosen) >= len(deals):
-                    chosen.append(fresh)
-            return deals[chosen[hand - 1]], chosen[hand - 1]
+            if hand <= len(chosen):
+                return deals[chosen[hand - 1]], chosen[hand - 1]
+            return random_deal(rng), None
 
         return deal_of
 
@@ -185,23 +178,26 @@ class Hub(ClientHub):
                                                "private tables only: whoever chose it knows "
                                                "every hand, so a public table always deals at "
                                                "random")
-        self.admit(address, kinds)
-        deals = self.match_deals(msg.deal)
-        if any(PLAYERS[k].network for k in kinds if k != OPEN):
-            try:
-                await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.model)
-            except (OSError, ValueError) as err:
-                raise ProtocolError("bad_message", f"the network players' seats need a network: "
-                                                   f"{err}") from None
-        chosen = {"thinking": msg.thinking, "live_thinking": msg.live_thinking}
-        settings = TableSettings(**{**vars(self.settings.table),
-                                    **{k: v for k, v in chosen.items() if v is not None}})
-        names = [f"open seat {i}" if k == OPEN else PLAYERS[k].title for i, k in enumerate(kinds)]
-        table_id = self.new_table_id()
-        table = Table(table_id, deals, msg.leader, kinds, names, settings, self.write,
-                      self.write_move, MatchRules(msg.hands, msg.target, msg.public))
-        await table.open()
-        self.add_table(table, address, settings.idle_expire_s)
+        chosen = msg.chosen_deals()
+        deals = self.match_deals(chosen)
+        async with self.admitted(address, kinds):  # counted from now: no overshoot
+            if any(PLAYERS[k].network for k in kinds if k != OPEN):
+                try:
+                    await asyncio.get_running_loop().run_in_executor(self.bot_threads, self.model)
+                except (OSError, ValueError) as err:
+                    raise ProtocolError("bad_message", f"the network players' seats need a "
+                                                       f"network: {err}") from None
+            asked = {"thinking": msg.thinking, "live_thinking": msg.live_thinking}
+            settings = TableSettings(**{**vars(self.settings.table),
+                                        **{k: v for k, v in asked.items() if v is not None}})
+            names = [f"open seat {i}" if k == OPEN else PLAYERS[k].title
+                     for i, k in enumerate(kinds)]
+            table_id = self.new_table_id()
+            table = Table(table_id, deals, msg.leader, kinds, names, settings, self.write,
+                          self.write_move, MatchRules(msg.hands, msg.target, msg.public,
+                                                      len(chosen)))
+            await table.open()
+            self.add_table(table, address, settings.idle_expire_s)
         seed = self.fresh_seed()
         threads = self.bot_match_threads if table.bots_only else self.bot_threads
         tokens = await self.join_bots(
@@ -237,7 +233,7 @@ class BotClient:
     match begins with a fresh welcome, which resets its tracker; a move the records refused
     (`storage`) is sent again shortly."""
 
-    def __init__(self, hub: Hub, agent, seed: int, threads: Executor):
+    def __init__(self, hub: Hub, agent, seed: int, threads: FairThreads):
         self.hub = hub
         self.agent = agent
         self.seed = seed
@@ -265,10 +261,10 @@ class BotClient:
         view = self.tracker.view()
         table, seat = self.hub.tables[turn["table"]], self.tracker.seat
         rng = np.random.default_rng([self.seed, seat, turn["ply"]])
-        loop = asyncio.get_running_loop()
         try:
-            card, thinking = await loop.run_in_executor(self.threads, decide, self.agent, view,
-                                                        rng)
+            # in turn with the other clients' tables: one share per client, then per table
+            card, thinking = await self.threads.run(table.creator, table.id, decide, self.agent,
+                                                    view, rng)
         except Exception:  # noqa: BLE001  (a crashing bot never blocks its table: fallback)
             await table.bot_failed(seat, turn["ply"])
             return

@@ -11,23 +11,32 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from scrofazero.agents import PLAYERS
 from scrofazero.games.gongzhu.cards import card_index
 from scrofazero.serve.common.messages import (
-    FALLBACKS,
     OPEN,
     PROTOCOL_VERSION,
-    STATUSES,
     ClientMessage,
     Error,
+    Fallback,
     Join,
     Ping,
     PlayerInfo,
     Pong,
     Seat,
     ServerMessage,
+    Status,
     TableCreated,
     WatchTable,
     by_type,
@@ -48,6 +57,11 @@ def seat_kinds() -> tuple[str, ...]:
     return (OPEN, *PLAYERS)
 
 
+def _deal_list_bounds(schema: dict) -> None:
+    """The JSON Schema edit of create's `deal`: its list of deal numbers holds 1..MAX_HANDS."""
+    schema["anyOf"][1].update(minItems=1, maxItems=MAX_HANDS)
+
+
 # --- client -> server ------------------------------------------------------------------------
 class Play(ClientMessage):
     type: Literal["play"] = "play"
@@ -65,7 +79,10 @@ class Create(ClientMessage):
         description="4 seat kinds: open or a bot (GET /api/options lists them)",
         json_schema_extra=lambda schema: schema.update(minItems=4, maxItems=4, items={
             "type": "string", "enum": list(seat_kinds())}))
-    deal: StrictInt | None = Field(None, description="a standard deal number or null")
+    deal: StrictInt | list[StrictInt] | None = Field(
+        None, description=f"a standard deal number (hand 1), a list of 1 to {MAX_HANDS} of "
+                          "them (hands 1, 2, ...; later hands random) or null (all random)",
+        json_schema_extra=_deal_list_bounds)
     leader: StrictInt = Field(0, ge=0, le=3, description="a seat 0..3")
     thinking: StrictBool | None = Field(None, description="true or false")
     live_thinking: StrictBool | None = Field(
@@ -82,6 +99,19 @@ class Create(ClientMessage):
     @classmethod
     def _kinds(cls, seats: list[str]) -> list[str]:
         return checked_seats(seats, seat_kinds(), (4,), "4")
+
+    @model_validator(mode="after")
+    def _deals_fit_the_match(self) -> Create:
+        if isinstance(self.deal, list) and not 1 <= len(self.deal) <= self.hands:
+            raise ValueError(f"'deal' lists {len(self.deal)} standard deals; give 1 to 'hands' "
+                             f"({self.hands}) of them, one per hand from the first")
+        return self
+
+    def chosen_deals(self) -> list[int]:
+        """The standard deal numbers of hands 1, 2, ... the creator chose (none: all random)."""
+        if self.deal is None:
+            return []
+        return [self.deal] if isinstance(self.deal, int) else list(self.deal)
 
 
 class Watch(WatchTable):
@@ -116,21 +146,36 @@ class PublicState(BaseModel):
     team: list[int] = Field(description="seats 0+2, seats 1+3")
 
 
-class TableInfo(BaseModel):
+class TableFields(BaseModel):
+    """The fields of TableInfo, which Welcome has too; `hand` is each one's own (TableInfo's the
+    hand number, Welcome's the seat's cards)."""
+
     model_config = ConfigDict(extra="forbid")
     table: str
     game_id: int
-    status: Literal[STATUSES]
+    status: Status
     first_leader: int
     players: list[PlayerInfo]
     match_id: int
-    hand: int = Field(description="the hand now or last played, from 1")
+    hand: int | list[str]
     hands: int = Field(description="the most hands of the match")
     target: int | None = Field(description="the lead that ends the match; null: none")
     totals: list[int] = Field(description="seats 0+2, seats 1+3: team points of the finished "
                                           "hands")
     public: bool
     open_seats: list[int] = Field(description="open seats nobody has joined or claimed yet")
+    open_deal: bool = Field(description="true: an open deal, told before anyone joins: the "
+                                        "first open_hands hands play standard deals its creator "
+                                        "chose, and the standard deals are public, so each "
+                                        "seat's own cards name its deal and with it every hand "
+                                        "(duplicate practice, not a fair game); false: every "
+                                        "hand is dealt at random")
+    open_hands: int = Field(description="how many first hands of the match play a chosen "
+                                        "standard deal (0: none)")
+
+
+class TableInfo(TableFields):
+    hand: int = Field(description="the hand now or last played, from 1")
 
 
 class HandResult(BaseModel):
@@ -147,7 +192,7 @@ class Created(TableCreated):
     type: Literal["created"] = "created"
 
 
-class Welcome(ServerMessage, TableInfo, PublicState):
+class Welcome(ServerMessage, TableFields, PublicState):
     """`hand` is the seat's cards here (as before matches); the hand number is `hand_number`."""
 
     type: Literal["welcome"] = "welcome"
@@ -181,7 +226,7 @@ class Played(ServerMessage):
     seat: int
     card: str
     ply: int
-    fallback: Literal[FALLBACKS] | None
+    fallback: Fallback | None
 
 
 class CardValue(BaseModel):

@@ -75,7 +75,7 @@ class SeatTracker:
     def on_message(self, msg: dict) -> None:
         kind = msg.get("type")
         if kind == "welcome":
-            self.__init__()
+            type(self).__init__(self)
             self.seat = msg["seat"]
             self.hand = cards_to_mask(card_index(c) for c in msg["hand"])
             self.first_leader = self.leader = msg["first_leader"]

@@ -1,5 +1,6 @@
 """Every Gongzhu game kept in a database through SQLAlchemy: matches, games, their seats, their
-moves with times (the tables' base and the URL handling are common/records.py's).
+moves with times, and the finished reviews of a seat's moves (the tables' base and the URL
+handling are common/records.py's).
 
 A SQLite file by default, any SQLAlchemy URL (PostgreSQL) by option. A table plays one match:
 one row of `matches`, one game per hand. The server writes a game when its hand opens, each move
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import cast
 
 from sqlalchemy import (
+    CursorResult,
     DateTime,
     ForeignKey,
     Integer,
@@ -24,13 +27,14 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    func,
     insert,
     inspect,
     select,
     text,
     update,
 )
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import (
     Mapped,
     Session,
@@ -38,6 +42,7 @@ from sqlalchemy.orm import (
     relationship,
     selectinload,
 )
+from sqlalchemy.pool import QueuePool
 
 from scrofazero.games.gongzhu.cards import (
     card_index,
@@ -115,13 +120,31 @@ class Move(Base):
     game: Mapped[Game] = relationship(back_populates="moves")
 
 
+class StoredReview(Base):
+    """A finished review of one seat's moves (serve/gongzhu/reviews.py): a finished or abandoned
+    game's moves never change, so neither does their review by the same reviewer; `decided_by`
+    is the digest of what else decides it (the review's settings, the network's file)."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (UniqueConstraint("game_id", "seat", "decided_by"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    decided_by: Mapped[str] = mapped_column(String(64))
+    review: Mapped[str] = mapped_column(Text)  # JSON: eval/review.py review_hand's
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
 class Records:
     """The game records. Synchronous; the server calls it from one worker thread."""
 
     def __init__(self, db: str):
         self.url = database_url(db)
         try:
-            self.engine = create_engine(self.url)
+            # a SQLite database is a file here (common/database.py refuses one in memory): the
+            # file's pool, even for a URL whose ignored `mode=memory` would pick another
+            self.engine = create_engine(self.url, **(
+                {"poolclass": QueuePool} if self.url.startswith("sqlite") else {}))
             if self.engine.dialect.name == "sqlite":
                 event.listen(self.engine, "connect", sqlite_pragmas)
             Base.metadata.create_all(self.engine)
@@ -137,7 +160,7 @@ class Records:
                             .values(status="abandoned", finished_at=now()))
             result = session.execute(update(Game).where(Game.status.in_(LIVE))
                                      .values(status="abandoned", finished_at=now()))
-            return result.rowcount
+            return cast(CursorResult, result).rowcount  # an UPDATE's result has one
 
     def new_match(self, table_id: str, hands: int, target: int | None) -> int:
         with Session(self.engine) as session, session.begin():
@@ -150,7 +173,7 @@ class Records:
     def set_match(self, match_id: int, status: str, totals: list[int]) -> None:
         """The match's status and running totals; a finished, abandoned or expired one is
         stamped with its end time."""
-        values = {"status": status, "totals": json.dumps(totals)}
+        values: dict[str, object] = {"status": status, "totals": json.dumps(totals)}
         if status not in LIVE:
             values["finished_at"] = now()
         with Session(self.engine) as session, session.begin():
@@ -169,7 +192,7 @@ class Records:
             return game.id
 
     def set_status(self, game_id: int, status: str) -> None:
-        values = {"status": status}
+        values: dict[str, object] = {"status": status}
         if status not in LIVE:
             values["finished_at"] = now()
         with Session(self.engine) as session, session.begin():
@@ -234,10 +257,40 @@ class Records:
     def match(self, match_id: int) -> dict | None:
         """A match with the summaries of its games in hand order, or None."""
         with Session(self.engine) as session:
-            match = session.get(Match, match_id)
+            match = session.get(Match, match_id,
+                                options=[selectinload(Match.games).selectinload(Game.seats)])
             if match is None:
                 return None
             return {**_match_head(match), "games": [_summary(g) for g in match.games]}
+
+    def game_status(self, game_id: int) -> str | None:
+        """A game's status alone (None: no such game)."""
+        with Session(self.engine) as session:
+            return session.scalar(select(Game.status).where(Game.id == game_id))
+
+    def stored_reviews(self, game_ids: list[int], seat: int, decided_by: str) -> dict[int, str]:
+        """The stored reviews (their JSON) of `seat` in the games `game_ids`, by game id."""
+        with Session(self.engine) as session:
+            rows = session.execute(select(StoredReview.game_id, StoredReview.review).where(
+                StoredReview.game_id.in_(game_ids), StoredReview.seat == seat,
+                StoredReview.decided_by == decided_by))
+            return {game_id: review for game_id, review in rows}
+
+    def save_review(self, game_id: int, seat: int, decided_by: str, review: str) -> None:
+        """Keep a finished review (its JSON); one already kept stays as it is."""
+        try:
+            with Session(self.engine) as session, session.begin():
+                session.add(StoredReview(game_id=game_id, seat=seat, decided_by=decided_by,
+                                         review=review))
+        except IntegrityError:
+            pass  # the same review, kept already
+
+    def seat_moves(self, game_ids: list[int], seat: int) -> dict[int, int]:
+        """How many moves `seat` made in each of the games `game_ids` (0s left out)."""
+        with Session(self.engine) as session:
+            rows = session.execute(select(Move.game_id, func.count()).where(
+                Move.game_id.in_(game_ids), Move.seat == seat).group_by(Move.game_id))
+            return {game_id: count for game_id, count in rows}
 
     def match_status(self, match_id: int) -> str | None:
         with Session(self.engine) as session:

@@ -9,6 +9,7 @@ The reads of stored games and matches go through `StoredGames`, off the event lo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,16 @@ from scrofazero.serve.gongzhu.reviews import Reviews
 SEATS = ("0", "1", "2", "3")  # a seat as a URL's query names it
 
 
+def replay_json(game: dict) -> bytes:
+    return json_bytes(replay_frames(game))
+
+
+def game_over(_records: Records, game: dict) -> bool:
+    """Whether a game's replay or export is final: its moves, seats and scores no longer change
+    once it is over, and neither shows the deal number (which waits for its match's end)."""
+    return game["status"] not in LIVE
+
+
 @dataclass(frozen=True)
 class StoredGames:
     """The stored games and matches as the routes answer them: `records()` gives the records the
@@ -53,18 +64,24 @@ class StoredGames:
     records: Callable[[], Records]
     reader: Reader
 
-    def game_answer(self, game_id: int, shape) -> Callable:
-        """A finished game's answer (`shape` of its record) and whether it is settled, to be
-        computed off the event loop."""
+    def game_answer(self, game_id: int, shape, settled=game_settled) -> Callable:
+        """A finished game's answer (`shape` of its record) and whether it is final
+        (`settled(records, game)`), to be computed off the event loop."""
         def compute():
             game = closed_game(self.records().game, game_id)
-            return shape(game), game_settled(self.records(), game)
+            return shape(game), settled(self.records(), game)
         return compute
 
-    async def answer(self, kind: str, game_id: int, shape,
-                     media: str = "application/json") -> Response:
-        body = await self.reader.answer((kind, game_id), self.game_answer(game_id, shape))
+    async def answer(self, kind: str, game_id: int, shape, media: str = "application/json",
+                     settled=game_settled) -> Response:
+        body = await self.reader.answer((kind, game_id),
+                                        self.game_answer(game_id, shape, settled))
         return Response(body, media_type=media)
+
+    async def replay(self, game_id: int) -> bytes:
+        """A game's replay, kept once the game is over, even while its match goes on."""
+        return await self.reader.answer(("replay", game_id),
+                                        self.game_answer(game_id, replay_json, game_over))
 
     def match(self, match_id: int) -> dict:
         """The match `match_id` (in a worker thread)."""
@@ -77,22 +94,24 @@ class StoredGames:
         match = self.match(match_id)
         return json_bytes(match), match["status"] not in LIVE
 
-    def match_replay_answer(self, match_id: int) -> tuple[bytes, bool]:
-        """Every hand of the match that is over (a hand in play opens when it ends)."""
-        found = self.match(match_id)
-        games = [self.records().game(g["id"]) for g in found["games"]
+    async def match_replay(self, match_id: int) -> bytes:
+        """The match and the replay of every hand of it that is over (a hand in play opens
+        when it ends): each hand's replay is kept once it is over, so a match in play rebuilds
+        none of its finished hands; the match's own record is kept once it is over."""
+        head = await self.reader.answer(("match", match_id), lambda: self.match_answer(match_id))
+        hands = [await self.replay(g["id"]) for g in json.loads(head)["games"]
                  if g["status"] not in ("waiting", "playing")]
-        return (json_bytes({"match": found, "hands": [replay_frames(g) for g in games]}),
-                found["status"] not in LIVE)
+        return b'{"match":' + head + b',"hands":[' + b",".join(hands) + b"]}"
 
-    def finished_games(self, match_id: int) -> list[dict]:
-        """Every game of a match that is over (in a worker thread); a match still in play is
-        refused, as a game's review is."""
-        match = self.match(match_id)
+    async def over_match(self, match_id: int) -> dict:
+        """The match `match_id` once it is over (kept then); one in play is refused
+        (in_play), as a game's review is."""
+        match = json.loads(await self.reader.answer(("match", match_id),
+                                                    lambda: self.match_answer(match_id)))
         if match["status"] in LIVE:
             raise ProtocolError("in_play", f"match {match_id} is still in play; its review "
                                            "opens when it ends")
-        return [self.records().game(g["id"]) for g in match["games"]]  # every one is over
+        return match
 
     async def listing(self, method: str, limit: int | None, status: str | None, offset: int,
                       max_page_size: int) -> Response:
@@ -228,12 +247,12 @@ def records_router(stored: StoredGames, max_page_size: int) -> APIRouter:
 
     @router.get("/api/games/{game_id}/replay")
     async def replay(game_id: int):
-        return await stored.answer("replay", game_id, lambda g: json_bytes(replay_frames(g)))
+        return Response(await stored.replay(game_id), media_type="application/json")
 
     @router.get("/api/games/{game_id}/export", response_class=PlainTextResponse)
     async def export(game_id: int):
         return await stored.answer("export", game_id, lambda g: export_text(g).encode(),
-                                   "text/plain; charset=utf-8")
+                                   "text/plain; charset=utf-8", settled=game_over)
 
     @router.get("/api/matches/{match_id}")
     async def match(match_id: int):
@@ -243,9 +262,7 @@ def records_router(stored: StoredGames, max_page_size: int) -> APIRouter:
 
     @router.get("/api/matches/{match_id}/replay")
     async def match_replay(match_id: int):
-        body = await stored.reader.answer(("match_replay", match_id),
-                                          lambda: stored.match_replay_answer(match_id))
-        return Response(body, media_type="application/json")
+        return Response(await stored.match_replay(match_id), media_type="application/json")
 
     return router
 
@@ -258,22 +275,29 @@ def review_seat(seat: int) -> int:
 
 def review_router(stored: StoredGames, reviews: Callable[[], Reviews]) -> APIRouter:
     """GET /api/games/ID/review and /api/matches/ID/review; `reviews()` gives the reviews the
-    app's lifespan made."""
+    app's lifespan made. A review in memory is answered at once; the rest (the record, a kept
+    review, queueing one) is done in a worker thread."""
     router = APIRouter()
 
     @router.get("/api/games/{game_id}/review")
-    async def game_review(game_id: int, seat: int):
-        """The review of `seat`'s moves in a finished game, started by the first ask."""
+    async def game_review(game_id: int, seat: int, request: Request):
+        """The review of `seat`'s moves in a finished game, queued by the first ask."""
         review_seat(seat)
-        game = await stored.reader.run(closed_game, stored.records().game, game_id)
-        return reviews().ask(game, seat)
+        body = reviews().known(game_id, seat) if 0 < game_id <= MAX_GAME_ID else None
+        if body is None:
+            body = await stored.reader.run(reviews().game_answer, stored.records(), game_id,
+                                           seat, client_address(request))
+        return Response(body, media_type="application/json")
 
     @router.get("/api/matches/{match_id}/review")
-    async def match_review(match_id: int, seat: int):
+    async def match_review(match_id: int, seat: int, request: Request):
         """The reviews of `seat` in the hands of a match that is over (a match still in play
         is refused, as a game's review is), and the match's summary."""
         review_seat(seat)
-        games = await stored.reader.run(stored.finished_games, match_id)
-        return {"match_id": match_id, **reviews().ask_match(games, seat)}
+        match = await stored.over_match(match_id)
+        body = await stored.reader.run(reviews().match_answer, stored.records(), match_id,
+                                       [g["id"] for g in match["games"]], seat,
+                                       client_address(request))
+        return Response(body, media_type="application/json")
 
     return router

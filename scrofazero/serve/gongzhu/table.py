@@ -63,6 +63,7 @@ class MatchRules:
     hands: int = 1  # the most hands played
     target: int | None = None  # the match also ends once a team leads by this many points
     public: bool = False  # open seats are listed in the lobby and can be claimed by anyone
+    open_hands: int = 0  # the first hands that play standard deals the creator chose (open)
 
 
 Deals = Callable[[int], tuple[list[int], int | None]]  # hand number -> (deal, standard number)
@@ -73,6 +74,8 @@ class Table(SeatedTable):
     loop; `lock` orders moves and the changes between hands."""
 
     error = ProtocolError
+    state: GongzhuState
+    settings: TableSettings
 
     def __init__(self, table_id: str, deals: Deals, leader: int, kinds: list[str],
                  names: list[str], settings: TableSettings, write: Writer,
@@ -137,7 +140,9 @@ class Table(SeatedTable):
                                   for i, s in enumerate(self.seats)],
                          match_id=self.match_id, hand=self.hand, hands=self.rules.hands,
                          target=self.rules.target, totals=list(self.totals),
-                         public=self.rules.public, open_seats=self.open_seats())
+                         public=self.rules.public, open_seats=self.open_seats(),
+                         open_deal=self.rules.open_hands > 0,
+                         open_hands=self.rules.open_hands)
 
     def welcome(self, seat: int | None) -> Welcome:
         state = self.state
@@ -353,7 +358,9 @@ class Table(SeatedTable):
                 raise ProtocolError("not_between", f"table {self.id} is {self.status}, not "
                                                    "between two hands of a match")
             if seat in self.ready:  # said before: told again, to it alone (its answer)
-                await self._send(self.seats[seat].conn, Ready(table=self.id, seat=seat))
+                conn = self.seats[seat].conn
+                if conn is not None:  # (it is: `seat` is the sender's)
+                    await self._send(conn, Ready(table=self.id, seat=seat))
                 return
             await self._mark_ready(seat)
 

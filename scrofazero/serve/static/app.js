@@ -277,6 +277,7 @@
       moveDeadline: welcome.move_deadline_s,
       thinkingOn: welcome.thinking,
       liveThinking: welcome.live_thinking,
+      openHands: welcome.open_hands || 0, // the first hands on standard deals its creator chose
       plays: {}, // ply -> {seat, card, fallback}
       thoughts: [], // thinking messages in arrival order
       selectedPly: null, // the thought shown; null: the latest
@@ -785,7 +786,8 @@
     }
     $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
       + (g.dealNumber === undefined ? `deal told at the end of the ${isMatch(g) ? 'match' : 'hand'}`
-        : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`);
+        : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`)
+      + (g.openHands ? ` · ${openDealText(g.openHands)}` : '');
   }
 
   // The trick on the table. A card already there is kept (a re-render must not restart its
@@ -1571,7 +1573,7 @@
     if (!$('seat-choices').children.length) {
       $('show-thinking').checked = Boolean(o.thinking);
       $('deal-number').max = String(o.standard_deals - 1);
-      $('deal-hint').textContent = `empty: a random deal; 0-${o.standard_deals - 1}: a standard deal`;
+      $('deal-hint').textContent = `empty: a random deal; 0-${o.standard_deals - 1}: a standard deal for the first hand (an open deal: everyone at the table is told, and can know every hand of it; later hands are random)`;
     }
     renderSeatChoices();
     $('checkpoint-note').textContent = `ScrofaZero seats play with the network ${o.checkpoint}. `
@@ -1698,11 +1700,39 @@
     joinSession();
   }
 
+  // An open deal (docs/protocol.md "Making a table"): what everyone at the table is told.
+  function openDealText(hands) {
+    return `open deal: ${hands > 1 ? `hands 1-${hands} play standard deals` : 'the first hand plays a standard deal'}`
+      + ' its creator chose; anyone can look up every hand of it from their own cards';
+  }
+
+  // Whether the table is an open deal, asked before the seat is taken: a watcher's welcome
+  // on a socket of its own (it carries no cards). Resolves to its open_hands, or 0.
+  function peekOpenDeal(table) {
+    return new Promise((resolve) => {
+      let ws;
+      try { ws = new WebSocket(wsURL()); } catch (err) { resolve(0); return; }
+      const done = (hands) => { resolve(hands); ws.close(); };
+      ws.onopen = () => ws.send(JSON.stringify({ v: 1, type: 'watch', table }));
+      ws.onmessage = (event) => {
+        const msg = JSON.parse(event.data);
+        if (msg.type === 'welcome' || msg.type === 'error') done(msg.open_hands || 0);
+      };
+      ws.onerror = () => resolve(0);
+    });
+  }
+
   // An invitation link opened in a fresh tab: ask the person's name, then take the seat.
   function askName(table, seat, token) {
     showSection('join');
     document.title = `Seat ${seat} - ${PAGE_TITLE}`;
     $('join-text').textContent = `You are invited to seat ${seat} of table ${table}.`;
+    $('join-open-deal').hidden = true;
+    peekOpenDeal(table).then((hands) => {
+      if (!hands) return;
+      $('join-open-deal').textContent = `This table is an ${openDealText(hands)}: a table for practising known deals, not a fair game.`;
+      $('join-open-deal').hidden = false;
+    });
     $('join-name').value = localStorage.getItem(NAME_KEY) || '';
     $('join-form').onsubmit = (event) => {
       event.preventDefault();
