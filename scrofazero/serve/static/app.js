@@ -787,7 +787,7 @@
     $('table-info').textContent = `Table ${g.table} · game ${g.gameId} · `
       + (g.dealNumber === undefined ? `deal told at the end of the ${isMatch(g) ? 'match' : 'hand'}`
         : g.dealNumber === null ? 'random deal' : `standard deal ${g.dealNumber}`)
-      + (g.openHands ? ` · ${openDealText(g.openHands)}` : '');
+      + (g.openHands ? ` · an ${openDealText(g.openHands)}` : '');
   }
 
   // The trick on the table. A card already there is kept (a re-render must not restart its
