@@ -11,13 +11,11 @@ messages are tested on a made-up dataclass too, so that a broken check cannot pa
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass, field
 
 import pytest
 import torch
-from composed import ROOT, config, refused
+from composed import config, refused, script
 from omegaconf import OmegaConf
 
 from scrofazero import entry
@@ -212,8 +210,9 @@ def test_an_oversized_network_is_refused_before_it_is_built():
 
 
 def _script(*args):
-    return subprocess.run([sys.executable, *args, "progress=false"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    """The script run in this process (composed.script; tests/train/test_run_state.py runs the
+    same refusal in a real process once)."""
+    return script(*args, "progress=false")
 
 
 @pytest.mark.parametrize("setting, message", [

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from bounded_run import run_bounded
+from composed import script
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -33,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "evaluate.py", *args, "progress=false", "workers=1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
+    """`python evaluate.py *args` with one worker, run in this process (composed.script: the
+    script itself, argument parsing and exit status included, without a new interpreter's
+    imports); the runs with worker processes and from another folder are real processes."""
+    return script("evaluate.py", *args, "progress=false", "workers=1")
 
 
 def run_cli_workers(*args, workers=2, timeout=60):

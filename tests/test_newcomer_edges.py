@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from composed import ROOT, config, refused, settings_of
+from composed import ROOT, config, refused, script, settings_of
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -100,9 +100,8 @@ def test_the_nearest_key_shares_a_word_or_is_similar():
 
 
 def test_train_py_refuses_plus_an_unknown_key_before_any_work(tmp_path):
-    proc = subprocess.run([sys.executable, "train.py", "experiment=smoke", "+train.batch_size=abc",
-                           f"checkpoint_dir={tmp_path / 'ck'}", f"log_dir={tmp_path / 'runs'}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = script("train.py", "experiment=smoke", "+train.batch_size=abc",
+                  f"checkpoint_dir={tmp_path / 'ck'}", f"log_dir={tmp_path / 'runs'}")
     assert proc.returncode == 2 and proc.stderr.splitlines() == [
         "error: train.batch_size is not a setting; the nearest is train.games_per_batch "
         "(debug=true shows the traceback)"]
@@ -243,10 +242,11 @@ def test_more_deals_than_the_file_holds_are_refused(tmp_path, capsys, monkeypatc
     assert err.startswith(f"error: belief_games=4: {three} holds only 3 deals (debug")
 
 
-def _help_groups(script: str) -> dict[str, set[str]]:
-    """The config groups `python script --help` lists: group -> its options."""
-    out = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+def _help_groups(name: str) -> dict[str, set[str]]:
+    """The config groups `python name --help` lists (run in this process): group -> options."""
+    proc = script(name, "--help")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
     section = out.partition("== Config groups")[2].partition("\n\n")[0]
     return {m[1]: set(m[2].split(", ")) for m in re.finditer(r"^(\w+): (.+)$", section, re.M)}
 

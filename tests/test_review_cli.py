@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from composed import script
+
 from scrofazero.games.gongzhu.deals import load_deals
 from scrofazero.games.gongzhu.game_record import format_game
 from scrofazero.games.gongzhu.rules import GongzhuState
@@ -28,6 +30,7 @@ def test_a_game_file_is_reviewed(tmp_path):
                           "--checkpoint", SMALL, "--json", str(tmp_path / "r.json"),
                           "--worlds", "8"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # the refusals and the help run review.py in this process (composed.script)
     assert run.returncode == 0, run.stderr
     out = json.loads((tmp_path / "r.json").read_text())
     review = out["reviews"][0]
@@ -37,15 +40,13 @@ def test_a_game_file_is_reviewed(tmp_path):
     for args, message in ((["nothing-here"], "'nothing-here' is neither a file nor a game number"),
                           ([str(tmp_path / "game.txt"), "--worlds", "1"], "review.worlds=1"),
                           ([str(tmp_path / "game.txt"), "--seat", "4"], "--seat must be 0..3")):
-        bad = subprocess.run([sys.executable, "review.py", *args], cwd=ROOT,
-                             capture_output=True, text=True, timeout=120)
+        bad = script("review.py", *args)
         assert bad.returncode == 2 and bad.stderr.startswith("error: ") and message in bad.stderr
         assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
 def test_the_help_says_whole_sentences():
-    run = subprocess.run([sys.executable, "review.py", "--help"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    run = script("review.py", "--help")
     assert run.returncode == 0
     description = run.stdout.split("\n\n")[1]  # after the usage lines
     assert description.rstrip().endswith(".") and "expected final margin" in run.stdout

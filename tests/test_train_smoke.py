@@ -4,6 +4,8 @@ Invariants: `python train.py experiment=smoke` trains, writes tensorboard events
 `latest.pt` and numbered snapshots, and an evaluation record; evaluate.py loads that checkpoint
 for the 'raw' player; starting again without resume refuses to overwrite; resume=true continues
 from the saved step (no step is lost or repeated); a corrupt latest gets an error naming it.
+The training runs are real processes; the evaluation and the refusals run the scripts in this
+process (composed.script).
 """
 
 import json
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from composed import script
 
 from scrofazero.nn.checkpoint import load_checkpoint
 
@@ -49,7 +52,7 @@ def test_smoke_writes_checkpoint_events_and_eval(smoke_run):
 def test_evaluate_loads_the_checkpoint(smoke_run, tmp_path):
     base, _ = smoke_run
     out = tmp_path / "wpg.json"
-    proc = run("evaluate.py", "--wpg", "player=raw",
+    proc = script("evaluate.py", "--wpg", "player=raw",
                f"checkpoint={base / 'ckpt' / 's' / 'latest.pt'}", "deals=2", "workers=1",
                "progress=false", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -58,7 +61,7 @@ def test_evaluate_loads_the_checkpoint(smoke_run, tmp_path):
 
 def test_no_overwrite_then_resume(smoke_run):
     base, args = smoke_run
-    proc = run("train.py", *args)
+    proc = script("train.py", *args)  # in this process: a refusal before any work
     assert proc.returncode != 0 and "resume=true" in proc.stderr
     proc = run("train.py", *args, "resume=true", "train.max_batches=3", "train.eval_every=0")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -71,6 +74,6 @@ def test_corrupt_latest_is_named(tmp_path):
     run_dir = tmp_path / "ckpt" / "bad"
     run_dir.mkdir(parents=True)
     (run_dir / "latest.pt").write_bytes(b"not a checkpoint")
-    proc = run("train.py", "experiment=smoke", "run=bad", f"checkpoint_dir={tmp_path / 'ckpt'}",
+    proc = script("train.py", "experiment=smoke", "run=bad", f"checkpoint_dir={tmp_path / 'ckpt'}",
                f"log_dir={tmp_path / 'runs'}", "resume=true", "progress=false")
     assert proc.returncode != 0 and "latest.pt" in proc.stderr

@@ -156,6 +156,10 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
     started = time.monotonic()
     page.goto(server.url)
     expect(page.get_by_test_id("create")).to_be_enabled()
+    # a short pause after each trick (the 2 s one has its own test), long enough to see the
+    # title leave "Your turn" when the trick the person's card ends is theirs to lead again
+    short_pause = "() => { window.scrofazero.trickHoldMs = 400; }"
+    page.evaluate(short_pause)
     options = server.get("/api/options")
     assert page.get_by_test_id("show-thinking").is_checked() == options["thinking"]
     for seat, default in zip((1, 2, 3), options["default_bots"]):  # defaults from the server
@@ -214,6 +218,7 @@ def test_play_a_hand_in_the_browser(server, page, tmp_path):
             # the hand so far and its tricks rebuilt from the history
             before = game_lines(page)
             page.reload()
+            page.evaluate(short_pause)
             expect(hand).to_have_count(13 - len(played))
             after = game_lines(page)
             # the start, 13 cards at least (seat 0 leads) and the 3 tricks they made
@@ -407,6 +412,7 @@ def test_the_table_fits_the_screen(server, browser, screen, tmp_path):
     width, height = size["width"], size["height"]
     with browser_page(browser, size) as page:
         open_table(page, server.url, TWINS, DEAL)
+        page.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")  # no pause after a trick
         hand = page.locator(CARDS)
 
         def check_fit(cards: int) -> None:
@@ -685,6 +691,7 @@ def test_the_table_looks_like_a_card_table(server, page):
     card = page.locator("#trick-area .trick-card .card").first
     card.wait_for()
     assert card.evaluate("c => getComputedStyle(c).transitionDuration") != "0s"
+    page.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")  # no pause after a trick
     for _ in range(3):
         page.wait_for_selector(LEGAL)
         check_backs(page)
@@ -695,7 +702,6 @@ def test_the_table_looks_like_a_card_table(server, page):
     shown = page.get_by_test_id("game").inner_text()
     assert not INTERNAL.search(shown), INTERNAL.search(shown)
 
-    page.evaluate("() => { window.scrofazero.trickHoldMs = 0; }")
     play_out_the_hand(page)
     page.get_by_test_id("thinking-toggle").click()
     expect(page.get_by_test_id("thinking-item").first).to_be_visible()

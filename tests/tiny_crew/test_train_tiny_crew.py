@@ -13,7 +13,8 @@ Speed: each train.py / evaluate.py process compiles the numba core again (some 1
 most runs here go in-process through scrofazero.entry.train / entry.evaluate (what the two
 scripts call) with the config hydra composes from configs/ for the same overrides; the command
 line itself runs where it matters: the resumed half of a run is a fresh `train.py` process
-(nothing but the files carries over), and refusing to overwrite a run is checked on `train.py`.
+(nothing but the files carries over), and refusing to overwrite a run is checked on `train.py`
+run in this process (composed.script).
 """
 
 import builtins
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from composed import config, refused
+from composed import config, refused, script
 
 from scrofazero import entry
 from scrofazero.tiny_crew.exact import TabularPolicy
@@ -70,7 +71,7 @@ def test_train_then_evaluate(method, tmp_path):
     assert result[f"{method}_improved"] == (steps[-1] if steps else result[method])
     assert steps == sorted(steps) and all(v > result[method] for v in steps)
     policy = (tmp_path / "ck" / "r" / "policy.npz").read_bytes()
-    proc = run("train.py", *args)
+    proc = script("train.py", *args, "progress=false")  # in this process (composed.script)
     assert proc.returncode != 0 and "exists" in proc.stderr
     assert (tmp_path / "ck" / "r" / "policy.npz").read_bytes() == policy
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from composed import script
 from kill_run import eval_steps_in_tensorboard
 
 from scrofazero.nn.checkpoint import load_checkpoint
@@ -118,12 +119,17 @@ def test_failed_start_leaves_nothing_behind(tmp_path):
     ("run=", "run="),
 ])
 def test_senseless_settings_are_refused_in_one_line(tmp_path, setting, named):
-    proc = train(*base_args(tmp_path, "r", "train.max_batches=1"), setting)
+    # train.py in this process (composed.script): the refusal comes before any work
+    proc = script("train.py", *base_args(tmp_path, "r", "train.max_batches=1"), setting)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert len(proc.stderr.strip().splitlines()) == 1 and named in proc.stderr
     assert not (tmp_path / "ckpt" / "r").exists()
     if setting == "train.checkpoint_every=0":  # the same path for every setting: once is enough
-        debug = train(*base_args(tmp_path, "r", "train.max_batches=1"), setting, "debug=true")
+        # a real process once, for what only the command line shows: status 2 and one line
+        cli = train(*base_args(tmp_path, "r", "train.max_batches=1"), setting)
+        assert (cli.returncode, cli.stderr) == (2, proc.stderr)
+        debug = script("train.py", *base_args(tmp_path, "r", "train.max_batches=1"), setting,
+                       "debug=true")
         assert debug.returncode != 0 and "Traceback" in debug.stderr
 
 
@@ -152,9 +158,8 @@ def test_second_run_on_a_folder_in_use_is_refused(tmp_path):
 
 
 def test_one_line_errors_of_evaluate(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=raw",
-                           f"checkpoint={tmp_path / 'missing.pt'}", "deals=1", "progress=false"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = script("evaluate.py", "--wpg", "player=raw", f"checkpoint={tmp_path / 'missing.pt'}",
+                  "deals=1", "progress=false")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "missing.pt" in proc.stderr
     assert os.environ.get("HYDRA_FULL_ERROR") != "1"  # the suite must not run with it set

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 
-@numba.njit
+@numba.njit(cache=True)
 def set_table(masks, num_seats, al_seat, al_cards, nn_cards, nn_seat, exact, sf_seat, sf_known,
               soft, max_slots, lk_seat, lk_known, lk_cards, lk_a, lk_b):
     """All assignments of one set's f free cards to seats 0..num_seats-1 that satisfy the set's
@@ -70,7 +70,7 @@ def set_table(masks, num_seats, al_seat, al_cards, nn_cards, nn_seat, exact, sf_
     return dvec[:n_slots], weight[:n_slots], card_weight[:n_slots]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _table_inputs(masks, num_seats, nn_cards, nn_seat, sf_seat, sf_known, soft):
     """allowed [f, A] / n_allowed [f]: each card's seats; named_at [m, A]: per wrong call, the
     cards it named to each seat; seat_factor [A, f + 1]: product of a seat's soft factors given
@@ -98,7 +98,7 @@ def _table_inputs(masks, num_seats, nn_cards, nn_seat, sf_seat, sf_known, soft):
     return allowed, n_allowed, named_at, seat_factor, power
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _move(i, old, new, d, held, power, index):
     """Card i goes from seat old (-1: nowhere) to new; returns the change of d's index."""
     if old >= 0:
@@ -110,7 +110,7 @@ def _move(i, old, new, d, held, power, index):
     return index + power[new]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _assignment_weight(d, held, al_seat, al_cards, named_at, exact, seat_factor):
     num_seats = d.shape[0]
     if exact[0] >= 0:
@@ -133,7 +133,7 @@ def _assignment_weight(d, held, al_seat, al_cards, named_at, exact, seat_factor)
     return w
 
 
-@numba.njit
+@numba.njit(cache=True)
 def soft_factor(h, soft):
     """(h / (6 - h)) ** soft: the asker's chance of picking this set's card, up to a constant
     (fish.belief docstring); 6 - h floored at 1 for trolling asks of a full set."""
@@ -142,7 +142,7 @@ def soft_factor(h, soft):
     return (h / max(6 - h, 1)) ** soft
 
 
-@numba.njit
+@numba.njit(cache=True)
 def count_deals(radix, strides, start, item_off, dvec, didx, weight, pool_size, fact, scratch):
     """Weighted number of initial deals: the items (set tables or single cards, rows of dvec /
     didx / weight between item_off[k] and item_off[k + 1]) take their count vector d out of the
@@ -181,13 +181,13 @@ def count_deals(radix, strides, start, item_off, dvec, didx, weight, pool_size, 
     return total, rest, pool
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _digits(index, radix, strides, out):
     for p in range(radix.shape[0]):
         out[p] = (index // strides[p]) % radix[p]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _forward(radix, strides, start, item_off, packed, didx, weight, scratch):
     """Supports (sorted indices, values) of F_0 = delta(start), F_k = F_{k-1} pushed through
     item k: F_k(r - d) += weight[d] F_{k-1}(r). Rows outside, sorted states inside, so the
@@ -224,7 +224,7 @@ def _forward(radix, strides, start, item_off, packed, didx, weight, scratch):
 _GUARD = np.int64(sum(0x80 << (8 * p) for p in range(7)))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _pack(values):
     out = np.int64(0)
     for p in range(values.shape[0] - 1, -1, -1):
@@ -232,7 +232,7 @@ def _pack(values):
     return out
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _pack_rows(dvec):
     out = np.empty(dvec.shape[0], np.int64)
     for row in range(dvec.shape[0]):
@@ -240,7 +240,7 @@ def _pack_rows(dvec):
     return out
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _pack_states(idx, radix, strides):
     """[S] each state's capacity vector, one byte per seat, top bits set (see _GUARD)."""
     out = np.empty(idx.shape[0], np.int64)
@@ -251,7 +251,7 @@ def _pack_states(idx, radix, strides):
     return out
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _backward_item(idx_in, val_in, lo, hi, radix, strides, packed, didx, weight, nxt, cur,
                    rest):
     """cur(r) = sum_d weight[d] nxt(r - d) over r in F_{k-1}'s support, and
