@@ -59,21 +59,26 @@ SETTING_NAMES = {"raw_mode": "raw.mode", "raw_deals": "raw.sampling.num_deals",
                  "greed_samples": "greed.num_samples"}
 
 
-def train(args, overrides: list[str]) -> Path:
-    """Run (or resume) train.py until the largest game count; returns the run folder."""
-    run_dir = Path(args.checkpoint_dir) / args.run
+def train_arguments(args, overrides: list[str]) -> list[str]:
+    """train.py's arguments that train (or resume) the run until the largest game count."""
     per_batch = args.games_per_batch
     batches = -(-max(args.games) // per_batch)  # ceil
-    cmd = [sys.executable, str(ROOT / "train.py"), f"experiment={args.preset}", f"run={args.run}",
-           f"checkpoint_dir={args.checkpoint_dir}", f"log_dir={args.log_dir}",
-           f"train.games_per_batch={per_batch}", f"train.max_batches={batches}",
-           f"train.milestone_games=[{','.join(str(g) for g in [0, *args.games])}]",
-           "progress=false", *overrides]
-    if (run_dir / "latest.pt").is_file():
-        cmd.append("resume=true")
+    arguments = [f"experiment={args.preset}", f"run={args.run}",
+                 f"checkpoint_dir={args.checkpoint_dir}", f"log_dir={args.log_dir}",
+                 f"train.games_per_batch={per_batch}", f"train.max_batches={batches}",
+                 f"train.milestone_games=[{','.join(str(g) for g in [0, *args.games])}]",
+                 "progress=false", *overrides]
+    if (Path(args.checkpoint_dir) / args.run / "latest.pt").is_file():
+        arguments.append("resume=true")
+    return arguments
+
+
+def train(args, overrides: list[str]) -> Path:
+    """Run (or resume) train.py until the largest game count; returns the run folder."""
+    cmd = [sys.executable, str(ROOT / "train.py"), *train_arguments(args, overrides)]
     print(" ".join(cmd[1:]), flush=True)
     subprocess.run(cmd, cwd=ROOT, check=True)
-    return run_dir
+    return Path(args.checkpoint_dir) / args.run
 
 
 def measurement_inputs(path: Path, deals: int) -> dict:
@@ -88,6 +93,17 @@ def run_evaluate(cmd: list[str]) -> None:
     subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 
 
+def evaluate_arguments(path: Path, inputs: dict, out: Path, workers: int) -> list[str]:
+    """evaluate.py's arguments that measure network `path` as `inputs` says, into `out`."""
+    return ["--wpg", *(f"{SETTING_NAMES.get(key, key)}={value}"
+                       for key, value in inputs["evaluate"].items()),
+            f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
+            f"workers={workers}", "progress=false", f"out={out}",
+            # the paper's uniform deals, as every recorded point was measured (the raw player's
+            # default is the belief network's deals, which would not compare)
+            "raw.sampling.method=uniform"]
+
+
 def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, bool]:
     """(the WPG result of network `path`, whether it was reused). The result in `out` is reused
     when it records exactly `inputs`; otherwise evaluate.py measures anew and `out` is
@@ -100,14 +116,8 @@ def measured(path: Path, inputs: dict, out: Path, workers: int) -> tuple[dict, b
         if isinstance(kept, dict) and kept.get("inputs") == inputs:
             return kept, True
     fresh = out.with_name(f".{out.name}.evaluate.json")
-    run_evaluate([sys.executable, str(ROOT / "evaluate.py"), "--wpg",
-                  *(f"{SETTING_NAMES.get(key, key)}={value}"
-                    for key, value in inputs["evaluate"].items()),
-                  f"checkpoint={path}", f"deals={inputs['deals']}", f"seed={inputs['seed']}",
-                  f"workers={workers}", "progress=false", f"out={fresh}",
-                  # the paper's uniform deals, as every recorded point was measured (the raw
-                  # player's default is the belief network's deals, which would not compare)
-                  "raw.sampling.method=uniform"])
+    run_evaluate([sys.executable, str(ROOT / "evaluate.py"),
+                  *evaluate_arguments(path, inputs, fresh, workers)])
     result = {**json.loads(fresh.read_text()), "inputs": inputs}
     write_json_atomic(out, result)
     fresh.unlink()

@@ -1,10 +1,15 @@
-"""benchmarks/learning.py end to end on the smoke preset (a few games, one deal).
+"""benchmarks/learning.py: the commands it runs, its lineage and reuse rules, and (marked slow:
+some 40 s of train.py and evaluate.py processes) the script end to end on the smoke preset (a
+few games, one deal).
 
-Invariants: it trains, keeps a copy of the network at each requested game count, measures each
-copy's raw WPG, writes the JSON with one entry per count (0 included) and the PNG plot; run
-again it resumes the finished run and reuses the measurements instead of training anew. A kept
-measurement is reused only while the copy's bytes, the deals, the seed and the evaluate settings
-match what it records; the run's full resolved settings (its stored config) are reported.
+Invariants: the train.py and evaluate.py command lines it builds are settings the scripts take
+and say what the benchmark records (the game counts as milestones, the recorded evaluate
+settings). End to end it trains, keeps a copy of the network at each requested game count,
+measures each copy's raw WPG, writes the JSON with one entry per count (0 included) and the PNG
+plot; run again it resumes the finished run and reuses the measurements instead of training
+anew. A kept measurement is reused only while the copy's bytes, the deals, the seed and the
+evaluate settings match what it records; the run's full resolved settings (its stored config)
+are reported.
 """
 
 import json
@@ -12,9 +17,38 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from composed import config, settings_of
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def test_the_commands_it_runs_are_settings_the_scripts_take(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import argparse
+
+    import learning
+
+    args = argparse.Namespace(preset="smoke", run="lb", checkpoint_dir=str(tmp_path / "ck"),
+                              log_dir=str(tmp_path / "runs"), games=[4, 10],
+                              games_per_batch=4)
+    train = settings_of(config("train", *learning.train_arguments(args, ["train.lr=0.001"])))
+    assert (train.train.games_per_batch, train.train.max_batches) == (4, 3)  # 12 >= 10 games
+    assert list(train.train.milestone_games) == [0, 4, 10] and train.train.lr == 0.001
+    assert "resume=true" not in learning.train_arguments(args, [])
+    (tmp_path / "ck" / "lb").mkdir(parents=True)
+    (tmp_path / "ck" / "lb" / "latest.pt").write_bytes(b"")
+    assert learning.train_arguments(args, [])[-1] == "resume=true"  # a run there is continued
+    inputs = learning.measurement_inputs(ROOT / "models" / "scrofazero_small.pt", 3)
+    arguments = learning.evaluate_arguments(Path("n.pt"), inputs, tmp_path / "o.json", 1)
+    assert arguments[0] == "--wpg"
+    cfg = settings_of(config("evaluate", "mode=wpg", *arguments[1:]))
+    assert (cfg.player, cfg.raw.mode, cfg.raw.sampling.num_deals) == ("raw", "value", 5)
+    assert (cfg.greed.num_samples, cfg.deals, cfg.seed) == (20, 3, learning.SEED)
+    assert cfg.raw.sampling.method == "uniform"
+
+
+@pytest.mark.slow
 def test_learning_benchmark_tiny(tmp_path):
     out, png = tmp_path / "learning.json", tmp_path / "learning.png"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "learning.py"), "--run", "lb",

@@ -1,9 +1,11 @@
-"""benchmarks/player_settings.py end to end on two deals, and its paired statistics.
+"""benchmarks/player_settings.py: its rows and paired statistics, and (marked slow: some 30 s
+of evaluate.py processes) the script end to end on two deals.
 
-Invariants: every setting plays the same deals with the same seed; the baseline's gain over
-itself is exactly 0; each other row's gain is the difference of the two WPGs (paired per-deal
-differences average to the difference of the means) with a standard error computed from the
-per-deal differences; a rerun reuses the measurements.
+Invariants: every row is a setting evaluate.py takes, checked as the script's command line
+would be, on the paper's search and sampling; the paired statistics are the per-deal
+differences'; end to end, every setting plays the same deals with the same seed, the baseline's
+gain over itself is exactly 0, each other row's gain is the difference of the two WPGs with a
+standard error computed from the per-deal differences, and a rerun reuses the measurements.
 """
 
 import json
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from composed import config, settings_of
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -26,6 +29,23 @@ def test_paired_statistics_by_hand():
     assert se == pytest.approx(math.sqrt(((9 + 1 + 16) / 2) / 3))
 
 
+def test_every_row_is_a_setting_evaluate_takes():
+    paper = settings_of(config("evaluate", "mode=wpg", *SETTINGS["paper"])).scrofazero
+    assert (paper.search.budget_base, paper.search.budget_per_legal) == (10, 2)
+    assert paper.sampling.per_stratum == 1 and paper.weighting.enabled
+    for name, overrides in SETTINGS.items():
+        player = settings_of(config("evaluate", "mode=wpg", *overrides)).scrofazero
+        for override in overrides:  # each lands where it says
+            key, value = override.split("=", 1)
+            node = player
+            for part in key.split(".")[1:]:
+                node = getattr(node, part)
+            assert str(node).lower() == value.lower() or node == pytest.approx(float(value)), \
+                (name, override, node)
+    assert SETTINGS["paper"] == PAPER
+
+
+@pytest.mark.slow
 def test_player_settings_tiny(tmp_path):
     out = tmp_path / "settings.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "player_settings.py"),

@@ -13,6 +13,10 @@ Invariants covered (train.py end to end on the smoke preset with a tiny evaluati
   and debug=true shows the traceback instead;
 - a second train.py on a run folder in use is refused at once with the owner's pid;
 - temp files that a killed write left in the run folder are removed when a run takes it.
+
+The killed runs, the failed start and the second run on a folder in use are real processes;
+what follows them (resumes, refusals, a plain start) runs train.py in this process
+(composed.script), which reads only what the files hold, as a new process would.
 """
 
 import json
@@ -52,7 +56,7 @@ def test_kill_during_evaluation_loses_and_duplicates_nothing(tmp_path):
     assert killed.returncode == -signal.SIGKILL
     run_dir = tmp_path / "ckpt" / "r"
     assert load_checkpoint(run_dir / "latest.pt")["step"] == 1  # step 2 never checkpointed
-    done = train(*args, "resume=true")
+    done = script("train.py", *args, "resume=true")  # the resume in this process: files only
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(x)["step"] for x in (run_dir / "eval.jsonl").read_text().splitlines()]
     history = [e["step"] for e in load_checkpoint(run_dir / "latest.pt")["extra"]["evals"]]
@@ -65,7 +69,7 @@ def test_kill_during_the_first_evaluation_then_a_plain_start(tmp_path):
     killed = train(*args, script=FAULT, fault=("kill_in_eval", "0"))
     assert killed.returncode == -signal.SIGKILL
     assert not (tmp_path / "ckpt" / "r" / "latest.pt").exists()
-    again = train(*args)
+    again = script("train.py", *args)
     assert again.returncode == 0, again.stderr[-3000:]
     lines = (tmp_path / "ckpt" / "r" / "eval.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [0, 1]
@@ -79,7 +83,7 @@ def test_kill_between_milestone_and_latest_redoes_both(tmp_path):
     run_dir = tmp_path / "ckpt" / "r"
     assert load_checkpoint(run_dir / "latest.pt")["step"] == 1
     assert load_checkpoint(run_dir / "games_4.pt")["step"] == 2
-    done = train(*args, "resume=true")
+    done = script("train.py", *args, "resume=true")
     assert done.returncode == 0, done.stderr[-3000:]
     # the copy was made again from the redone step's snapshot
     assert (run_dir / "games_4.pt").read_bytes() == (run_dir / "ckpt_0000002.pt").read_bytes()
@@ -88,15 +92,15 @@ def test_kill_between_milestone_and_latest_redoes_both(tmp_path):
 
 def test_resume_refuses_changed_settings_unless_allowed(tmp_path):
     args = base_args(tmp_path, "r", "train.max_batches=1")
-    assert train(*args).returncode == 0
-    changed = train(*args, "resume=true", "train.lr=0.5", "train.seed=99")
+    assert script("train.py", *args).returncode == 0
+    changed = script("train.py", *args, "resume=true", "train.lr=0.5", "train.seed=99")
     assert changed.returncode == 2
     err = changed.stderr.strip()
     assert len(err.splitlines()) == 1 and "train.lr" in err and "train.seed" in err
     assert "0.5" in err and "resume_overrides" in err
     assert load_checkpoint(tmp_path / "ckpt" / "r" / "latest.pt")["step"] == 1  # untouched
-    longer = train(*args[:-1], "train.max_batches=2", "resume=true", "train.lr=0.5",
-                   "resume_overrides=[train.lr]")
+    longer = script("train.py", *args[:-1], "train.max_batches=2", "resume=true",
+                    "train.lr=0.5", "resume_overrides=[train.lr]")
     assert longer.returncode == 0, longer.stderr[-3000:]
     payload = load_checkpoint(tmp_path / "ckpt" / "r" / "latest.pt")
     assert payload["step"] == 2 and payload["config"]["train"]["lr"] == 0.5
@@ -107,7 +111,7 @@ def test_failed_start_leaves_nothing_behind(tmp_path):
     failed = train(*args, script=FAULT, fault=("raise_in_selfplay", "0"))
     assert failed.returncode != 0 and "injected" in failed.stderr
     assert not (tmp_path / "ckpt" / "r").exists() and not (tmp_path / "runs" / "r").exists()
-    assert train(*args).returncode == 0  # the corrected command needs no resume=true
+    assert script("train.py", *args).returncode == 0  # the corrected command: no resume=true
 
 
 @pytest.mark.parametrize("setting,named", [
@@ -150,8 +154,8 @@ def test_second_run_on_a_folder_in_use_is_refused(tmp_path):
         first.wait()
     stale = run_dir / ".latest.pt.k1ll3d00.tmp"  # what a write cut short by a kill leaves
     stale.write_bytes(b"half a checkpoint")
-    resumed = train(*base_args(tmp_path, "r", "train.max_batches=1", "train.eval_every=0"),
-                    "resume=true")
+    resumed = script("train.py", *base_args(tmp_path, "r", "train.max_batches=1",
+                                            "train.eval_every=0"), "resume=true")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"process {first.pid}" in resumed.stdout  # the takeover is reported
     assert not stale.exists()
