@@ -11,27 +11,51 @@ from scrofazero.tiny_crew.fast.state import (
     ROW,
     is_terminal,
     legal_mask,
+    next_card,
     start_row,
     step,
     won,
 )
 
 
-@njit
-def open_win(stack, d):
-    r = stack[d]
-    if is_terminal(r):
-        return won(r)
-    legal = legal_mask(r)
-    for c in range(12):
-        if legal >> c & 1:
-            step(r, c, stack[d + 1])
-            if open_win(stack, d + 1) == 1.0:
-                return 1.0
-    return 0.0
+@njit(cache=True)
+def open_win(stack, d0):
+    """1.0 when the team wins from stack[d0] with open hands and best joint play, else 0.0: a
+    depth-first search over stack[d0:] that stops at the first winning line (a loop, not a
+    recursion, so numba can cache it)."""
+    nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)  # the next card to try at each depth
+    legal = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
+    d = d0
+    entering = True
+    value = 0.0  # the value of the node just left
+    while True:
+        r = stack[d]
+        leaving = False
+        if entering:
+            if is_terminal(r):
+                value = won(r)
+                leaving = True
+            else:
+                legal[d] = legal_mask(r)
+                nxt[d] = 0
+        elif value == 1.0:
+            leaving = True  # a winning line: no need to try the other cards
+        if not leaving:
+            c = next_card(legal[d], nxt[d])
+            if c < 12:
+                nxt[d] = c + 1
+                step(r, c, stack[d + 1])
+                d += 1
+                entering = True
+                continue
+            value = 0.0
+        if d == d0:
+            return value
+        d -= 1
+        entering = False
 
 
-@njit
+@njit(cache=True)
 def open_hand_values(deals, first_leaders, t1, t2):
     """[D] 1.0 where the team wins the deal with open hands and best joint play, else 0."""
     out = np.zeros(len(deals))

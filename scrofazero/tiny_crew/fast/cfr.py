@@ -13,64 +13,109 @@ from scrofazero.tiny_crew.fast.state import (
     is_terminal,
     legal_mask,
     mover,
+    next_card,
     start_row,
     step,
     won,
 )
 
 
-@njit
-def _cfr(stack, d, reach, index, regret, strat, legal_rows, t_weight, plus):
-    r = stack[d]
-    if is_terminal(r):
-        return won(r)
-    p = mover(r)
-    legal = legal_mask(r)
+@njit(cache=True)
+def _cfr(stack, reach, index, regret, strat, legal_rows, t_weight, plus):
+    """One full-width CFR traversal from stack[0]; returns the team's value there. Each
+    state's regret matching is computed on entry, its children are walked in card order and
+    its regrets and strategy sums updated on leaving (a loop with per-depth frames, not a
+    recursion, so numba can cache it)."""
+    nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)  # the next card to try at each depth
+    legal = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
+    rows = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
+    movers = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
+    old = np.zeros(MAX_DEPTH + 1)  # the mover's reach before the card being walked
+    v = np.zeros(MAX_DEPTH + 1)
+    sigma = np.zeros((MAX_DEPTH + 1, 12))
+    values = np.zeros((MAX_DEPTH + 1, 12))
+    d = 0
+    entering = True
+    value = 0.0  # the value of the node just left
+    while True:
+        r = stack[d]
+        if entering and is_terminal(r):
+            value = won(r)
+        else:
+            if entering:
+                _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma, values)
+                v[d] = 0.0
+                nxt[d] = 0
+            else:
+                c = nxt[d] - 1
+                values[d, c] = value
+                reach[movers[d]] = old[d]
+                v[d] += sigma[d, c] * value
+            c = next_card(legal[d], nxt[d])
+            if c < 12:
+                nxt[d] = c + 1
+                p = movers[d]
+                old[d] = reach[p]
+                reach[p] = old[d] * sigma[d, c]
+                step(r, c, stack[d + 1])
+                d += 1
+                entering = True
+                continue
+            _leave(d, reach, regret, strat, legal, rows, movers, sigma, values, v[d],
+                   t_weight, plus)
+            value = v[d]
+        if d == 0:
+            return value
+        d -= 1
+        entering = False
+
+
+@njit(cache=True)
+def _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma, values):
+    """Frame d for state r: its table row (a new one for a new key), legal cards, mover and
+    the regret-matching strategy sigma[d] over its legal cards."""
+    movers[d] = mover(r)
+    legal[d] = legal_mask(r)
     key = info_key(r)
     if key in index:
         row = index[key]
     else:
         row = len(index)
         index[key] = row
-    legal_rows[row] = legal
-    # Regret matching over the legal cards.
-    sigma = np.zeros(12)
+    rows[d] = row
+    legal_rows[row] = legal[d]
     pos = 0.0
     count = 0
     for c in range(12):
-        if legal >> c & 1:
+        sigma[d, c] = 0.0
+        values[d, c] = 0.0
+        if legal[d] >> c & 1:
             count += 1
             if regret[row, c] > 0:
                 pos += regret[row, c]
     for c in range(12):
-        if legal >> c & 1:
-            sigma[c] = (regret[row, c] / pos if regret[row, c] > 0 else 0.0) if pos > 0 \
+        if legal[d] >> c & 1:
+            sigma[d, c] = (regret[row, c] / pos if regret[row, c] > 0 else 0.0) if pos > 0 \
                 else 1.0 / count
-    values = np.zeros(12)
-    v = 0.0
-    for c in range(12):
-        if legal >> c & 1:
-            old = reach[p]
-            reach[p] = old * sigma[c]
-            step(r, c, stack[d + 1])
-            values[c] = _cfr(stack, d + 1, reach, index, regret, strat, legal_rows,
-                             t_weight, plus)
-            reach[p] = old
-            v += sigma[c] * values[c]
+
+
+@njit(cache=True)
+def _leave(d, reach, regret, strat, legal, rows, movers, sigma, values, v, t_weight, plus):
+    """The regret and strategy-sum updates of frame d once all its cards are walked."""
+    p, row = movers[d], rows[d]
     others = 1.0
     for q in range(3):
         if q != p:
             others *= reach[q]
     for c in range(12):
-        if legal >> c & 1:
-            regret[row, c] += others * (values[c] - v)
+        if legal[d] >> c & 1:
+            regret[row, c] += others * (values[d, c] - v)
             if plus and regret[row, c] < 0:
                 regret[row, c] = 0.0
-            strat[row, c] += t_weight * reach[p] * sigma[c]
-    return v
+            strat[row, c] += t_weight * reach[p] * sigma[d, c]
 
 
-@njit
+@njit(cache=True)
 def cfr_run(deals, first_leaders, t1, t2, order, start_t, index, regret, strat, legal_rows,
             plus):
     """Chance-sampled CFR on deals[order[k]] for k = 0, 1, ... (iteration start_t + k), each a
@@ -86,6 +131,6 @@ def cfr_run(deals, first_leaders, t1, t2, order, start_t, index, regret, strat, 
         start_row(deals[i], first_leaders[i], t1, t2, stack[0])
         reach[:] = 1.0
         weight = float(start_t + k + 1) if plus else 1.0  # CFR+ averages linearly
-        _cfr(stack, 0, reach, index, regret, strat, legal_rows, weight, plus)
+        _cfr(stack, reach, index, regret, strat, legal_rows, weight, plus)
         done += 1
     return done

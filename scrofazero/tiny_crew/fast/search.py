@@ -58,7 +58,7 @@ def _voids(r):
     return v
 
 
-@njit
+@njit(cache=True)
 def search_choice(r, max_deals, seed):
     """The card the determinized player picks at the mover's state r: over the deals of the
     unseen cards consistent with hand sizes and shown voids (all of them, or max_deals of them

@@ -1,11 +1,14 @@
 """The compiled Tiny Crew state all the algorithms of this package step: one int64 row.
 
 A state is one int64 row (layout below) so that a depth-first search keeps a preallocated
-stack of rows and never allocates. An information state is one int64 key: the mover's initial
-hand (12 bits), the first leader (2 bits), the number of plays n (4 bits) and the plays so far
-(4 bits each, bits 18 and up), which is the perfect-recall view of docs/rules.md section 16
-(tasks are public and fixed by the parameters). The slow reference is rules.TinyCrewState; the
-tests check that both agree move by move and on every value this package computes.
+stack of rows, one per depth. The walks are loops over that stack with small per-depth frames
+(allocated once per walk), not recursions, because numba cannot cache a recursive function and
+every process would compile them again (some 10 s on 2 cores). An information state is one
+int64 key: the mover's initial hand (12 bits), the first leader (2 bits), the number of plays n
+(4 bits) and the plays so far (4 bits each, bits 18 and up), which is the perfect-recall view
+of docs/rules.md section 16 (tasks are public and fixed by the parameters). The slow reference
+is rules.TinyCrewState; the tests check that both agree move by move and on every value this
+package computes.
 """
 
 from __future__ import annotations
@@ -110,6 +113,14 @@ def step(r, card, out):
             out[ST2] = SUCCESS if out[W0 + out[T2SEAT]] == 1 else FAILED
     out[LEADER] = winner
     out[TL] = 0
+
+
+@njit(cache=True)
+def next_card(legal, c):
+    """The lowest card >= c in the 12-bit mask `legal`, or 12 when there is none."""
+    while c < 12 and not legal >> c & 1:
+        c += 1
+    return c
 
 
 @njit(cache=True)
