@@ -9,11 +9,11 @@ from numba import njit
 from scrofazero.tiny_crew.fast.state import (
     MAX_DEPTH,
     ROW,
+    descend,
     is_terminal,
     legal_mask,
     next_card,
     start_row,
-    step,
     won,
 )
 
@@ -25,34 +25,23 @@ def open_win(stack, d0):
     recursion, so numba can cache it)."""
     nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)  # the next card to try at each depth
     legal = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
-    d = d0
-    entering = True
-    value = 0.0  # the value of the node just left
+    d, entering, value = d0, True, 0.0  # value: of the state just left
     while True:
         r = stack[d]
-        leaving = False
-        if entering:
-            if is_terminal(r):
-                value = won(r)
-                leaving = True
-            else:
+        if entering and is_terminal(r):
+            value = won(r)
+        elif entering or value != 1.0:  # a new state, or its last card lost: try the next
+            if entering:
                 legal[d] = legal_mask(r)
                 nxt[d] = 0
-        elif value == 1.0:
-            leaving = True  # a winning line: no need to try the other cards
-        if not leaving:
             c = next_card(legal[d], nxt[d])
             if c < 12:
-                nxt[d] = c + 1
-                step(r, c, stack[d + 1])
-                d += 1
-                entering = True
+                d, entering = descend(stack, d, c, nxt), True
                 continue
             value = 0.0
-        if d == d0:
+        if d == d0:  # else a winning card: no need to try the others
             return value
-        d -= 1
-        entering = False
+        d, entering = d - 1, False
 
 
 @njit(cache=True)

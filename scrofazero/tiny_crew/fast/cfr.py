@@ -9,13 +9,13 @@ from numba import njit
 from scrofazero.tiny_crew.fast.state import (
     MAX_DEPTH,
     ROW,
+    descend,
     info_key,
     is_terminal,
     legal_mask,
     mover,
     next_card,
     start_row,
-    step,
     won,
 )
 
@@ -53,21 +53,17 @@ def _cfr(stack, reach, index, regret, strat, legal_rows, t_weight, plus):
                 v[d] += sigma[d, c] * value
             c = next_card(legal[d], nxt[d])
             if c < 12:
-                nxt[d] = c + 1
                 p = movers[d]
                 old[d] = reach[p]
                 reach[p] = old[d] * sigma[d, c]
-                step(r, c, stack[d + 1])
-                d += 1
-                entering = True
+                d, entering = descend(stack, d, c, nxt), True
                 continue
             _leave(d, reach, regret, strat, legal, rows, movers, sigma, values, v[d],
                    t_weight, plus)
             value = v[d]
         if d == 0:
             return value
-        d -= 1
-        entering = False
+        d, entering = d - 1, False
 
 
 @njit(cache=True)

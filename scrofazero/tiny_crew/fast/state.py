@@ -124,6 +124,15 @@ def next_card(legal, c):
 
 
 @njit(cache=True)
+def descend(stack, d, c, nxt):
+    """A depth-first walk's step down: card c played from stack[d] into stack[d + 1], c + 1
+    noted as the next card to try at depth d; returns d + 1."""
+    nxt[d] = c + 1
+    step(stack[d], c, stack[d + 1])
+    return d + 1
+
+
+@njit(cache=True)
 def popcount(x):
     """The number of set bits of x."""
     n = 0
