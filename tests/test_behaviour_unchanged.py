@@ -10,9 +10,9 @@ the settings it had then, given explicitly (its defaults have changed since, doc
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from composed import script
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = json.loads((ROOT / "tests" / "data" / "behaviour_7d7fc18.json").read_text())
@@ -21,9 +21,7 @@ SMALL = str(ROOT / "models" / "scrofazero_small.pt")
 
 def evaluate(tmp_path, *args) -> dict:
     out = tmp_path / "out.json"
-    proc = subprocess.run([sys.executable, "evaluate.py", *args, "workers=1", "progress=false",
-                           f"out={out}"], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          check=False)
+    proc = script("evaluate.py", *args, "workers=1", "progress=false", f"out={out}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text())
 

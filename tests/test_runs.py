@@ -8,13 +8,11 @@ that holds a run; a fresh RunFolder that fails before a checkpoint past step 0 r
 folders it created and keeps them once one was made; evaluate.py checks out= before any work."""
 
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from composed import script
 
 from scrofazero.runs import (
     Envelope,
@@ -27,8 +25,6 @@ from scrofazero.runs import (
     rewind_jsonl,
     settings_changes,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_rewind_keeps_whole_lines_up_to_the_step(tmp_path):
@@ -101,8 +97,7 @@ def test_failed_fresh_start_removes_what_it_created(tmp_path, checkpoint, kept):
 
 
 def test_out_is_checked_before_any_work(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--wpg", "player=greed",
-                           "deals=100000", f"out={tmp_path}", "progress=false"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = script("evaluate.py", "--wpg", "player=greed", "deals=100000", f"out={tmp_path}",
+                  "progress=false")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert str(tmp_path) in proc.stderr and "directory" in proc.stderr

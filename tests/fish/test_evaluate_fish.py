@@ -12,13 +12,11 @@ naming them.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from composed import config
+from composed import config, script
 
 from scrofazero import entry
 from scrofazero.games.fish.transcripts import recording_paths
@@ -28,9 +26,8 @@ SHIPPED_PREDICTOR = ROOT / "models" / "fish_predictor.pt"
 
 
 def run_cli(*args):
-    """`python evaluate.py game=fish *args` in a subprocess (the command line itself)."""
-    return subprocess.run([sys.executable, "evaluate.py", "game=fish", *args, "progress=false"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """`python evaluate.py game=fish *args`: the command line itself, run in this process."""
+    return script("evaluate.py", "game=fish", *args, "progress=false")
 
 
 @pytest.fixture

@@ -10,13 +10,11 @@
   does not repeat it.
 """
 
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from composed import script
 
 from scrofazero.games.gongzhu.batch import StateBatch
 from scrofazero.games.gongzhu.rules import GongzhuState
@@ -29,8 +27,6 @@ from scrofazero.train.warm_start import (
     fit,
     greed_records,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +100,7 @@ def test_train_with_a_warm_start(tmp_path):
             "train.warm_start.greed_samples=2")
 
     def train(*args):
-        done = subprocess.run([sys.executable, str(ROOT / "train.py"), *common, *args],
-                              cwd=ROOT, capture_output=True, text=True, timeout=600,
-                              check=False)
+        done = script("train.py", *common, *args)
         assert done.returncode == 0, done.stderr
         return done
 
