@@ -4,6 +4,7 @@ starts dozens of processes). numba cannot cache a recursive function, which is w
 Crew walks are loops."""
 
 import importlib
+import importlib.util
 import pkgutil
 from pathlib import Path
 

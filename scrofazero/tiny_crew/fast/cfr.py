@@ -43,7 +43,7 @@ def _cfr(stack, reach, index, regret, strat, legal_rows, t_weight, plus):
             value = won(r)
         else:
             if entering:
-                _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma, values)
+                _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma)
                 v[d] = 0.0
                 nxt[d] = 0
             else:
@@ -67,9 +67,10 @@ def _cfr(stack, reach, index, regret, strat, legal_rows, t_weight, plus):
 
 
 @njit(cache=True)
-def _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma, values):
+def _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma):
     """Frame d for state r: its table row (a new one for a new key), legal cards, mover and
-    the regret-matching strategy sigma[d] over its legal cards."""
+    the regret-matching strategy sigma[d] over its legal cards (the other cards' entries are
+    never read)."""
     movers[d] = mover(r)
     legal[d] = legal_mask(r)
     key = info_key(r)
@@ -83,8 +84,6 @@ def _enter(r, d, index, regret, legal_rows, legal, rows, movers, sigma, values):
     pos = 0.0
     count = 0
     for c in range(12):
-        sigma[d, c] = 0.0
-        values[d, c] = 0.0
         if legal[d] >> c & 1:
             count += 1
             if regret[row, c] > 0:

@@ -113,11 +113,11 @@ def policy_walk(stack, index, probs, fb, response):
         if not leaving:
             c = next_card(legal[d], nxt[d])
             pr = 1.0
-            if kinds[d] == _TABLE:
-                while c < 12 and not card_probability(probs, rows[d], c, counts[d]) > 0.0:
-                    c = next_card(legal[d], c + 1)
-                if c < 12:
-                    pr = card_probability(probs, rows[d], c, counts[d])
+            while kinds[d] == _TABLE and c < 12:  # the table's cards of positive probability
+                pr = card_probability(probs, rows[d], c, counts[d])
+                if pr > 0.0:
+                    break
+                c = next_card(legal[d], c + 1)
             if c < 12:
                 weights[d + 1] = weights[d] * pr
                 d, entering = descend(stack, d, c, nxt), True
