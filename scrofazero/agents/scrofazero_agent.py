@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from scrofazero.agents.base import Explanation
+from scrofazero.agents.endgame import EndgameConfig, EndgameSolver
 from scrofazero.agents.mr_greed import greed_models
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
@@ -64,6 +65,8 @@ class ScrofaZeroSettings:
     sampling: SamplingConfig = field(default_factory=play_sampling)  # which deals are searched
     # Bayesian (IEC) weights of the deals (off by default: the belief reads the plays)
     weighting: IECConfig = field(default_factory=play_weighting)
+    # the last tricks searched exactly in every world instead (agents/endgame.py)
+    endgame: EndgameConfig = field(default_factory=EndgameConfig)
     # the network's forwards: float32 | bfloat16 (a bfloat16 copy of the weights: faster for big
     # networks on a CPU with bf16 instructions, values within about 0.4 points)
     precision: Annotated[str, choice(*PRECISIONS)] = "float32"
@@ -100,16 +103,17 @@ class ScrofaZeroAgent:
     def __init__(self, checkpoint: str | None = None, model=None,
                  search: MCTSConfig | None = None, sampling: SamplingConfig | None = None,
                  weighting: IECConfig | None = None, device="cpu", threads: int = 0,
-                 precision: str = "float32"):
+                 precision: str = "float32", endgame: EndgameConfig | None = None):
         if (checkpoint is None) == (model is None):
             raise ValueError("give exactly one of checkpoint (a path) or model")
         self.mcts = search if search is not None else play_search()
         self.sampling = sampling if sampling is not None else play_sampling()
         self.iec = weighting if weighting is not None else play_weighting()
+        self.endgame = endgame if endgame is not None else EndgameConfig()
         # by their declared types (a player built in code, or settings changed after they were
         # checked), and the search's budget
-        check_bounds(ScrofaZeroSettings(self.mcts, self.sampling, self.iec, precision),
-                     "scrofazero")
+        check_bounds(ScrofaZeroSettings(self.mcts, self.sampling, self.iec, self.endgame,
+                                        precision), "scrofazero")
         check_search(self.mcts, "scrofazero.search")
         self.sampler = Sampler(self.sampling)
         if not self.sampler.draws_deals:
@@ -129,6 +133,16 @@ class ScrofaZeroAgent:
         self._deal: tuple[int, ...] | None = None
         self._belief: np.ndarray | None = None
         self.last: Decision | None = None
+        self._solver: EndgameSolver | None = None  # made at the first exact decision
+
+    def exact_values(self, view: InfoView, hands: np.ndarray) -> np.ndarray:
+        """[D, L] the exact value of each legal card (`view.legal_actions()` order) in each
+        world (hands [D, 4]), from the mover's seat (agents/endgame.py)."""
+        if self._solver is None:
+            self._solver = EndgameSolver(self.endgame.table_bits)
+        roots = StateBatch.from_view(view, hands)
+        return self._solver.card_values(roots.hands, roots.piles, roots.trick, roots.trick_len,
+                                        roots.leader, view.legal_actions())
 
     def observe_deal(self, hands) -> None:
         """The true current hands (4 masks), given by the evaluation arena before each move to a
@@ -190,14 +204,18 @@ class ScrofaZeroAgent:
 
     def search_worlds(self, view: InfoView, rng: np.random.Generator
                       ) -> tuple[DealSample, np.ndarray, int, np.ndarray]:
-        """Sample and weigh the deals (`weigh`) and search each with the player's budget: the
+        """Sample and weigh the deals (`weigh`) and search each with the player's budget (from
+        the endgame's trick on, exactly: `exact_values`): the
         sample, its weights [D], the IEC queries spent and the root value of every legal card
         in every deal, q [D, L] (legal cards in `view.legal_actions()` order, points of the
         final team difference from the mover's seat; NaN where a deal's search never tried the
         card, which UCB rules out once the budget covers the legal cards)."""
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         sample, weights, queries = self.weigh(view, rng)
-        roots = StateBatch.from_view(view, owners_to_hands(sample.owners))  # [D]
+        hands = owners_to_hands(sample.owners)
+        if self.endgame.reaches(len(view.history)):
+            return sample, weights, queries, self.exact_values(view, hands)
+        roots = StateBatch.from_view(view, hands)  # [D]
         result = run_mcts(GongzhuRules, self.evaluator, roots, self.mcts)
         return sample, weights, queries, result.q[:, legal].astype(np.float64)
 

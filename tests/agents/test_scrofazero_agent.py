@@ -11,9 +11,11 @@ settings raise with the setting's name.
 import numpy as np
 import pytest
 import torch
+from endgame_reference import reference_card_values
 from positions import random_position
 
 from scrofazero.agents import make_agent
+from scrofazero.agents.endgame import EndgameConfig
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
 from scrofazero.eval.arena import play_game
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
@@ -161,3 +163,30 @@ def test_one_default_player_everywhere():
     assert (play_search().budget_base, play_search().budget_per_legal) == (5, 1)
     assert play_sampling().per_stratum == 2 and play_sampling().num_important == 2
     assert settings.search is not EvaluateConfig().scrofazero.search  # a fresh config each time
+
+
+@pytest.mark.parametrize("seed,plies", [(4, 36), (5, 41), (6, 46)])
+def test_the_endgame_scores_are_the_exact_values_of_the_worlds(seed, plies):
+    """From the endgame's trick on, a decision's score of each card is the weighted mean over the
+    sampled worlds of the card's minimax value (tests/helpers/endgame_reference.py); before it,
+    and with endgame.trick=0, the decision is the MCTS one."""
+    state = unforced(seed, plies)
+    view = state.view(state.current_player)
+    sampling = SamplingConfig(method="uniform", num_deals=3)
+    agent = ScrofaZeroAgent(model=tiny_net(seed), sampling=sampling,
+                            weighting=IECConfig(enabled=False),
+                            endgame=EndgameConfig(trick=len(view.history) // 4 + 1))
+    agent.act(view, np.random.default_rng(seed))
+    last = agent.last
+    exact = np.array([reference_card_values(GongzhuState.from_view(view, hands))
+                      for hands in owners_to_hands(last.sample.owners)], dtype=np.float64)
+    assert np.allclose(last.scores, last.weights @ exact)
+    late = ScrofaZeroAgent(model=tiny_net(seed), sampling=sampling,
+                           weighting=IECConfig(enabled=False),
+                           endgame=EndgameConfig(trick=len(view.history) // 4 + 2))
+    off = ScrofaZeroAgent(model=tiny_net(seed), sampling=sampling,
+                          weighting=IECConfig(enabled=False), endgame=EndgameConfig(trick=0))
+    for mcts in (late, off):
+        mcts.act(view, np.random.default_rng(seed))
+        assert np.array_equal(mcts.last.sample.owners, last.sample.owners)  # the same worlds
+        assert not np.allclose(mcts.last.scores, last.scores)  # the network's guesses
