@@ -42,12 +42,14 @@ def test_the_players_play_every_deal_as_before(tmp_path):
     # card-location network by default.
     paper += [f"scrofazero.sampling.method={then['sampling']['method']}",
               f"scrofazero.sampling.num_deals={then['sampling']['num_deals']}",
-              f"scrofazero.weighting.enabled={str(then['weighting']['enabled']).lower()}"]
+              f"scrofazero.weighting.enabled={str(then['weighting']['enabled']).lower()}",
+              "scrofazero.endgame.trick=0"]  # then: MCTS to the end
     full = evaluate(tmp_path, "--wpg", f"checkpoint={SMALL}", "deals=4", *paper)
     now = full["settings"]
     # Settings added since, at their defaults (which play as before): the network's precision
     # and which plays inform the IEC weights.
     assert now.pop("precision") == "float32" and now["weighting"].pop("plays") == "relevant"
+    assert now.pop("endgame")["trick"] == 0  # the exact endgame, off as given
     # and the card-location network's file and calibration (used by method=belief only)
     assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
     assert now["sampling"].pop("calibrate_above") == 0

@@ -42,6 +42,7 @@ CLASS = np.array([
 SCORE_INDEX = np.array([SCORING_BIT[c].bit_length() - 1 for c in range(NUM_CARDS)],
                        dtype=np.int64)  # [52] bit position in the 16-bit layout, -1 if none
 INF = 1 << 30
+ABORTED = -(1 << 40)  # what solve returns past its node budget
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_DEPTH = NUM_CARDS + 2
 STATE = 14  # a frame's saved state: hands 4, piles 4, trick 4, trick length, leader
@@ -131,10 +132,12 @@ def moves(hands, trick, tl, leader, first, out):
 
 
 @njit(cache=True)
-def solve(hands, piles, trick, tl, leader, alpha, beta, tt_key, tt_val, tt_meta, zob, stats):
+def solve(hands, piles, trick, tl, leader, alpha, beta, tt_key, tt_val, tt_meta, zob, stats,
+          stop):
     """The value (team 0's final difference) of the position, exact when it lies strictly inside
-    (alpha, beta), else a bound on the side it failed (fail-soft). hands, piles and trick
-    (int64 [4]) are used as scratch and left as given. tt_*: the transposition table (keys,
+    (alpha, beta), else a bound on the side it failed (fail-soft); ABORTED once stats[NODES]
+    passes `stop` (what the table holds stays true). hands, piles and trick (int64 [4]) are
+    used as scratch and left as given, unless aborted. tt_*: the transposition table (keys,
     values, and flag + 4 x best move), shared by every call; stats[NODES], stats[HITS] count."""
     mask = len(tt_key) - 1
     mv = np.empty((MAX_DEPTH, 13), np.int64)
@@ -155,6 +158,8 @@ def solve(hands, piles, trick, tl, leader, alpha, beta, tt_key, tt_val, tt_meta,
     while True:
         # -- enter node d: resolve it at once, or open its first move --
         stats[NODES] += 1
+        if stats[NODES] > stop:
+            return ABORTED
         a, b = lo[d], hi[d]
         left = hands[0] | hands[1] | hands[2] | hands[3]
         pending = np.int64(0)
@@ -247,10 +252,10 @@ def out_rep(c, reps, n):
 
 @njit(cache=True)
 def root_values(hands, piles, trick, tlen, leader, legal, tt_key, tt_val, tt_meta, zob,
-                stats, out):
+                stats, stop, out):
     """out[w, j] = the exact value of playing legal[j] in world w (rows of hands [W, 4], piles
     [W, 4], trick [W, 4], tlen [W], leader [W]), from the mover's seat. Equivalent cards
-    (`moves`) are solved once."""
+    (`moves`) are solved once. False (out incomplete) once stats[NODES] passes `stop`."""
     h = np.empty(4, np.int64)
     p = np.empty(4, np.int64)
     t = np.empty(4, np.int64)
@@ -275,8 +280,12 @@ def root_values(hands, piles, trick, tlen, leader, legal, tt_key, tt_val, tt_met
             p[:] = piles[w]
             t[:] = trick[w]
             tl, lead = play(c, h, p, t, tl0, lead0)
-            out[w, j] = sign * solve(h, p, t, tl, lead, -INF, INF, tt_key, tt_val, tt_meta,
-                                     zob, stats)
+            value = solve(h, p, t, tl, lead, -INF, INF, tt_key, tt_val, tt_meta, zob, stats,
+                          stop)
+            if value == ABORTED:
+                return False
+            out[w, j] = sign * value
+    return True
 
 
 @dataclass
@@ -288,6 +297,9 @@ class EndgameConfig:
     trick: Annotated[int, Field(ge=0, le=13)] = 9
     # the transposition table's size, 2^table_bits entries of 24 bytes, kept for the player's life
     table_bits: Annotated[int, Field(ge=10, le=26)] = 20
+    # the most nodes one decision's worlds may take (about 3 million a second on one core of
+    # the 2-core CPU); past it the decision is searched by MCTS as before the endgame's trick
+    nodes: Annotated[int, Field(ge=1)] = 2_000_000
 
     def reaches(self, num_played: int) -> bool:
         """Whether a decision after `num_played` cards is searched exactly."""
@@ -310,15 +322,19 @@ class EndgameSolver:
         self.zob = zobrist()
         self.stats = np.zeros(2, np.int64)
 
-    def card_values(self, hands, piles, trick, tlen, leader, legal) -> np.ndarray:
+    def card_values(self, hands, piles, trick, tlen, leader, legal,
+                    nodes: int | None = None) -> np.ndarray | None:
         """[W, L] float64: the exact final team difference, from the seat to move, of playing each
-        of `legal` [L] (legal in every world) in each world (StateBatch fields' rows)."""
+        of `legal` [L] (legal in every world) in each world (StateBatch fields' rows); None when
+        that takes more than `nodes` nodes (None: no limit)."""
         out = np.empty((len(tlen), len(legal)), np.int64)
-        root_values(np.asarray(hands).astype(np.int64), np.asarray(piles).astype(np.int64),
-                    np.asarray(trick).astype(np.int64), np.asarray(tlen).astype(np.int64),
-                    np.asarray(leader).astype(np.int64), np.asarray(legal, dtype=np.int64),
-                    self.tt_key, self.tt_val, self.tt_meta, self.zob, self.stats, out)
-        return out.astype(np.float64)
+        stop = self.stats[NODES] + nodes if nodes is not None else np.iinfo(np.int64).max
+        done = root_values(
+            np.asarray(hands).astype(np.int64), np.asarray(piles).astype(np.int64),
+            np.asarray(trick).astype(np.int64), np.asarray(tlen).astype(np.int64),
+            np.asarray(leader).astype(np.int64), np.asarray(legal, dtype=np.int64),
+            self.tt_key, self.tt_val, self.tt_meta, self.zob, self.stats, stop, out)
+        return out.astype(np.float64) if done else None
 
     @property
     def nodes(self) -> int:

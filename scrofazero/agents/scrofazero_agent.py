@@ -5,7 +5,10 @@ network and weighed by the behaviour network's probability of the other players'
 the player's Sampler, sampling/sampler.py, knows every method), optionally reweight them by the
 paper's IEC (sampling/iec.py), search every deal with the play budget (play_search: 5 + 1 x
 legal cards) as ONE batched MCTS over all deals, average the root Q values with the weights and
-play the argmax. Forced moves are played without sampling or search.
+play the argmax. From the endgame's trick on (default 9: the last five tricks) every deal's
+value of each card is exact instead (agents/endgame.py: minimax with both teams seeing every
+card), which costs less than the search it replaces. Forced moves are played without sampling
+or search.
 """
 
 from __future__ import annotations
@@ -83,6 +86,8 @@ class Decision:
     sample: DealSample
     scores: np.ndarray  # [L] weighted root Q of the legal cards
     belief: np.ndarray | None = None  # [52, 4] the card-location network's belief, if one was asked
+    values: np.ndarray | None = None  # [D, L] each searched deal's value of each legal card
+    exact: bool = False  # whether `values` are the endgame's exact values (else MCTS's)
 
 
 class ScrofaZeroAgent:
@@ -134,15 +139,18 @@ class ScrofaZeroAgent:
         self._belief: np.ndarray | None = None
         self.last: Decision | None = None
         self._solver: EndgameSolver | None = None  # made at the first exact decision
+        self._exact = False  # whether the last search_worlds was exact
 
-    def exact_values(self, view: InfoView, hands: np.ndarray) -> np.ndarray:
+    def exact_values(self, view: InfoView, hands: np.ndarray,
+                     nodes: int | None = None) -> np.ndarray | None:
         """[D, L] the exact value of each legal card (`view.legal_actions()` order) in each
-        world (hands [D, 4]), from the mover's seat (agents/endgame.py)."""
+        world (hands [D, 4]), from the mover's seat (agents/endgame.py); None past `nodes`
+        nodes (None: no limit)."""
         if self._solver is None:
             self._solver = EndgameSolver(self.endgame.table_bits)
         roots = StateBatch.from_view(view, hands)
         return self._solver.card_values(roots.hands, roots.piles, roots.trick, roots.trick_len,
-                                        roots.leader, view.legal_actions())
+                                        roots.leader, view.legal_actions(), nodes)
 
     def observe_deal(self, hands) -> None:
         """The true current hands (4 masks), given by the evaluation arena before each move to a
@@ -213,8 +221,12 @@ class ScrofaZeroAgent:
         legal = np.array(view.legal_actions(), dtype=np.int64)  # [L]
         sample, weights, queries = self.weigh(view, rng)
         hands = owners_to_hands(sample.owners)
+        self._exact = False
         if self.endgame.reaches(len(view.history)):
-            return sample, weights, queries, self.exact_values(view, hands)
+            exact = self.exact_values(view, hands, self.endgame.nodes)
+            if exact is not None:  # else past the node budget: MCTS
+                self._exact = True
+                return sample, weights, queries, exact
         roots = StateBatch.from_view(view, hands)  # [D]
         result = run_mcts(GongzhuRules, self.evaluator, roots, self.mcts)
         return sample, weights, queries, result.q[:, legal].astype(np.float64)
@@ -237,7 +249,8 @@ class ScrofaZeroAgent:
             deals, ess = sample.worlds, sample.ess
         else:
             deals, ess = len(weights), effective_sample_size(weights)
-        self.last = Decision(deals, ess, queries, weights, sample, scores, self._belief)
+        self.last = Decision(deals, ess, queries, weights, sample, scores, self._belief, q,
+                             self._exact)
         return int(legal[int(np.argmax(scores))]), self.last  # ties -> lowest card
 
 

@@ -118,3 +118,15 @@ def test_equivalent_cards_share_a_value_and_the_early_end_equals_play_out():
     values = solver_values(EndgameSolver(12), [state])[0]
     assert values.tolist() == reference_card_values(state)
     assert len(set(values.tolist())) == 1
+
+
+def test_past_the_node_budget_there_is_no_answer_and_the_table_stays_true():
+    state = random_position(5, 16)
+    batch = StateBatch.from_states([state])
+    args = (batch.hands, batch.piles, batch.trick, batch.trick_len, batch.leader,
+            state.legal_actions())
+    solver = EndgameSolver(table_bits=14)
+    assert solver.card_values(*args, nodes=50) is None
+    assert solver.nodes <= 51 + 1
+    full = EndgameSolver(table_bits=14).card_values(*args)
+    assert solver.card_values(*args, nodes=10**9).tolist() == full.tolist()

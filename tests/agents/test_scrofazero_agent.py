@@ -190,3 +190,19 @@ def test_the_endgame_scores_are_the_exact_values_of_the_worlds(seed, plies):
         mcts.act(view, np.random.default_rng(seed))
         assert np.array_equal(mcts.last.sample.owners, last.sample.owners)  # the same worlds
         assert not np.allclose(mcts.last.scores, last.scores)  # the network's guesses
+
+
+def test_past_the_endgame_node_budget_the_decision_is_the_mcts_one():
+    state = unforced(7, 36)
+    view = state.view(state.current_player)
+    sampling = SamplingConfig(method="uniform", num_deals=3)
+    decisions = []
+    for endgame in (EndgameConfig(trick=9, nodes=1), EndgameConfig(trick=0),
+                    EndgameConfig(trick=9)):
+        agent = ScrofaZeroAgent(model=tiny_net(7), sampling=sampling,
+                                weighting=IECConfig(enabled=False), endgame=endgame)
+        agent.act(view, np.random.default_rng(7))
+        decisions.append(agent.last)
+    budget, mcts, exact = decisions
+    assert np.array_equal(budget.scores, mcts.scores) and not budget.exact and not mcts.exact
+    assert exact.exact and not np.allclose(exact.scores, mcts.scores)
