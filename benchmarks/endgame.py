@@ -111,7 +111,7 @@ def audit_decision(agent: ScrofaZeroAgent, view, card: int, exact_from: int) -> 
         row["world_miss"] = float(w @ ~best_cards(exact)[worlds, mcts_best])
         row["world_regret"] = float(w @ (exact.max(axis=1) - exact[worlds, mcts_best]))
         scores = w @ exact  # [L] the exact weighted values
-        row["decision_differs"] = float(int(np.argmax(scores)) != j)
+        row["decision_differs"] = float(scores[j] < scores.max())  # not an exact best (ties)
         row["decision_loss"] = float(scores.max() - scores[j])
         row["exact_disagree"] = float(w @ ~best_cards(exact)[:, int(np.argmax(scores))])
     return row

@@ -37,6 +37,7 @@ from omegaconf.errors import ConfigKeyError
 
 from scrofazero import entry
 from scrofazero.agents import player_spec
+from scrofazero.agents.endgame import EndgameConfig
 from scrofazero.agents.mr_greed import GreedSettings
 from scrofazero.agents.raw_net import RawSettings
 from scrofazero.agents.scrofazero_agent import ScrofaZeroSettings
@@ -154,6 +155,8 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
         if name == "scrofazero":  # new since: the paper's plays, float32, by default
             assert now["weighting"].pop("plays") == "relevant"
             assert now.pop("precision") == "float32"
+            # the exact endgame (issue 57), at its defaults
+            assert now.pop("endgame") == dataclasses.asdict(EndgameConfig())
             # the card-location network's file and calibration (used by method=belief only)
             assert now["sampling"].pop("beliefs") == "" and now["sampling"].pop("calibrate") == 20
             assert now["sampling"].pop("calibrate_above") == 0  # fitted at every trick, as before
@@ -181,7 +184,8 @@ def test_gongzhu_evaluate_command_lines_give_the_same_players(case, capsys):
     assert {k for k in added if k.startswith("scrofazero")} == {
         "scrofazero.weighting.plays", "scrofazero.precision", "scrofazero.sampling.beliefs",
         "scrofazero.sampling.calibrate", "scrofazero.sampling.calibrate_above",
-        *(f"scrofazero.sampling.{k}" for k in WEIGHING)}
+        *(f"scrofazero.sampling.{k}" for k in WEIGHING),
+        *(f"scrofazero.endgame.{f.name}" for f in dataclasses.fields(EndgameConfig))}
     assert new["belief_opponent"] is None and new["scrofazero"]["weighting"]["plays"] == "relevant"
     notes = capsys.readouterr().err.splitlines()
     assert notes == [f"note: {k}= is deprecated; it sets {v}=" for a in case["args"]

@@ -62,8 +62,8 @@ def test_evaluates_settings_reach_the_builder_by_its_names(tmp_path):
     assert kwargs["raw"] == {"mode": "policy", "checkpoint": checkpoint,
                              "sampling": SamplingConfig(method="belief", num_deals=3)}
     assert kwargs["scrofazero"]["sampling"].per_stratum == 1
-    assert set(kwargs["scrofazero"]) == {"search", "sampling", "weighting", "precision",
-                                         "checkpoint"}
+    assert set(kwargs["scrofazero"]) == {"search", "sampling", "weighting", "endgame",
+                                         "precision", "checkpoint"}
     assert make_agent("greed", **kwargs["greed"]).num_samples == 7
     # evaluate.py's player groups are the players' settings classes
     fields = {f.name: f.default_factory for f in dataclasses.fields(EvaluateConfig)}
