@@ -165,7 +165,7 @@ def test_one_default_player_everywhere():
     assert settings.search is not EvaluateConfig().scrofazero.search  # a fresh config each time
 
 
-@pytest.mark.parametrize("seed,plies", [(4, 36), (5, 41), (6, 46)])
+@pytest.mark.parametrize("seed,plies", [(4, 40), (5, 42), (6, 46)])
 def test_the_endgame_scores_are_the_exact_values_of_the_worlds(seed, plies):
     """From the endgame's trick on, a decision's score of each card is the weighted mean over the
     sampled worlds of the card's minimax value (tests/helpers/endgame_reference.py); before it,
