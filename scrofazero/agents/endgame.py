@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
+from scrofazero.agents.greed_kernel import winner_pos
 from scrofazero.games.gongzhu.cards import BASE_VALUE, HEARTS, NUM_CARDS, SCORING_BIT, SCORING_CARDS
 from scrofazero.games.gongzhu.scoring import FINAL_SCORE
 
@@ -39,8 +40,6 @@ SCORING_MASK = np.int64(sum(1 << c for c in SCORING_CARDS))  # the 16 scoring ca
 CLASS = np.array([
     1000 + BASE_VALUE[c] if c // 13 == HEARTS else (2000 + c if SCORING_BIT[c] else 0)
     for c in range(NUM_CARDS)], dtype=np.int64)
-SCORE_INDEX = np.array([SCORING_BIT[c].bit_length() - 1 for c in range(NUM_CARDS)],
-                       dtype=np.int64)  # [52] bit position in the 16-bit layout, -1 if none
 INF = 1 << 30
 ABORTED = -(1 << 40)  # what solve returns past its node budget
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -87,12 +86,7 @@ def play(card, hands, piles, trick, tl, leader):
     trick[tl] = card
     tl += 1
     if tl == 4:
-        led = trick[0] // 13
-        best = 0
-        for i in range(1, 4):
-            if trick[i] // 13 == led and trick[i] > trick[best]:
-                best = i
-        leader = (leader + best) & 3
+        leader = (leader + winner_pos(trick)) & 3
         piles[leader] |= BITS[trick[0]] | BITS[trick[1]] | BITS[trick[2]] | BITS[trick[3]]
         tl = 0
     return tl, leader
