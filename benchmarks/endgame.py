@@ -1,7 +1,7 @@
 """The exact endgame measured: its speed by trick, and what the per-world search loses beside it.
 
     python benchmarks/endgame.py --json PATH [--deals 32] [--speed-deals 8] [--speed-from 8]
-                                 [--exact-from 9] [--worlds 18]
+                                 [--exact-from 9] [--worlds 18] [--properties-from 9]
 
 Speed (one core): Mr. Greed plays the first --speed-deals standard deals at every seat; at each
 decision of seats 0 and 2 with a choice from trick --speed-from on, the solver values every
@@ -18,6 +18,17 @@ Greeds on the first --deals standard deals. At each searched decision, over its 
   |MCTS value - exact value| over the legal cards), the weight of worlds where MCTS's best card
   is not an exact best, its exact regret in points, and at the decision: how often the weighted
   MCTS choice differs from the weighted exact choice and what that costs on the exact values.
+
+Properties (item 1(b): Long, Sturtevant, Buro and Furtak's three measures of when PIMC loses
+little, read on Gongzhu's scores): Mr. Greed's games of the speed part, at every decision with a
+choice from trick --properties-from on, solved on the true deal:
+
+- leaf correlation: how often every legal card has the same exact value (the choice cannot
+  matter; their "sibling leaves share one payoff", here over the position's whole subtree);
+- bias: how often the exact value favours the side to move (> 0), and is a draw (= 0);
+- disambiguation: at every play, for each of the other three seats, whether the play shrinks
+  the number of deals consistent with that seat's information (its hand, the plays, the voids
+  shown; sampling/uniform.py count_consistent_deals), and the information sets' size, by trick.
 
 All printed as a table by trick and written to --json.
 """
@@ -44,7 +55,11 @@ from scrofazero.atomic import write_json_atomic  # noqa: E402
 from scrofazero.games.gongzhu.batch import StateBatch  # noqa: E402
 from scrofazero.games.gongzhu.deals import load_deals  # noqa: E402
 from scrofazero.games.gongzhu.rules import GongzhuState  # noqa: E402
-from scrofazero.sampling.uniform import owners_to_hands, sample_hands  # noqa: E402
+from scrofazero.sampling.uniform import (  # noqa: E402
+    count_consistent_deals,
+    owners_to_hands,
+    sample_hands,
+)
 from scrofazero.shipped import network_file  # noqa: E402
 
 
@@ -84,6 +99,38 @@ def speed(deals: np.ndarray, start: int, worlds: int) -> dict:
                        "ms_max": 1e3 * seconds.max(), "nodes_mean": float(nodes.mean()),
                        "nodes_per_s": float(nodes.sum() / seconds.sum())}
     return rows
+
+
+def properties(deals: np.ndarray, start: int) -> dict:
+    """Per trick: leaf correlation and bias from trick `start` on, disambiguation at every trick
+    (see the module's docstring), over Mr. Greed's games of `deals`."""
+    solver = EndgameSolver()
+    greed = MrGreed()
+    per: dict[int, dict[str, list[float]]] = {}
+    for i, deal in enumerate(deals):
+        state = GongzhuState(deal)
+        rng = np.random.default_rng(i)
+        while not state.is_terminal():
+            seat = state.current_player
+            view = state.view(seat)
+            legal = view.legal_actions()
+            row = per.setdefault(state.num_played // 4 + 1, {})
+            if len(legal) > 1 and state.num_played // 4 + 1 >= start:
+                b = StateBatch.from_states([state])
+                values = solver.card_values(b.hands, b.piles, b.trick, b.trick_len, b.leader,
+                                            legal)[0]
+                row.setdefault("correlated", []).append(float((values == values[0]).all()))
+                row.setdefault("favours_mover", []).append(float(values.max() > 0))
+                row.setdefault("draw", []).append(float(values.max() == 0))
+            before = {s: count_consistent_deals(state.view(s)) for s in range(4) if s != seat}
+            state.apply(greed.act(view, rng))
+            for s, size in before.items():
+                row.setdefault("shrinks", []).append(
+                    float(count_consistent_deals(state.view(s)) < size))
+                row.setdefault("log10_size", []).append(float(np.log10(float(size))))
+    return {trick: {"plays": len(r["shrinks"]), **{k: float(np.mean(v)) for k, v in r.items()},
+                    **({"choices": len(r["correlated"])} if "correlated" in r else {})}
+            for trick, r in sorted(per.items())}
 
 
 def best_cards(values: np.ndarray) -> np.ndarray:
@@ -161,6 +208,8 @@ def main() -> None:
     parser.add_argument("--speed-from", type=int, default=8, help="first trick timed")
     parser.add_argument("--exact-from", type=int, default=9, help="first trick solved exactly")
     parser.add_argument("--worlds", type=int, default=18, help="worlds per timed decision")
+    parser.add_argument("--properties-from", type=int, default=9,
+                        help="first trick whose decisions are solved for the properties")
     args = parser.parse_args()
     cpu = pin_one_core()
     torch.set_num_threads(1)
@@ -171,6 +220,16 @@ def main() -> None:
         print(f"  trick {trick:2d}: {r['decisions']:3d} decisions, {r['ms_mean']:8.1f} ms mean "
               f"(p90 {r['ms_p90']:.1f}, max {r['ms_max']:.1f}), {r['nodes_mean']:10.0f} nodes, "
               f"{r['nodes_per_s'] / 1e6:.2f} M nodes/s")
+    props = properties(load_deals(limit=args.speed_deals), args.properties_from)
+    print("Long et al.'s properties (Mr. Greed's games, the true deal):")
+    print("  trick  choices  correlated  favours mover  draw | plays  shrinks  log10 size")
+    for trick, r in props.items():
+        line = f"  {trick:5d}  {r.get('choices', 0):7d}"
+        if "correlated" in r:
+            line += f"  {r['correlated']:10.3f}  {r['favours_mover']:13.3f}  {r['draw']:4.3f}"
+        else:
+            line += " " * 33
+        print(line + f" | {r['plays']:5d}  {r['shrinks']:7.3f}  {r['log10_size']:10.2f}")
     started = time.perf_counter()
     rows = audit(load_deals(limit=args.deals), args.exact_from)
     table = by_trick(rows)
@@ -184,7 +243,8 @@ def main() -> None:
             line += (f" | {r['abs_error']:9.1f}  {r['world_miss']:10.3f}  {r['world_regret']:6.1f}"
                      f"  {r['decision_differs']:7.3f}  {r['decision_loss']:4.1f}")
         print(line)
-    write_json_atomic(args.json, {"cpu": cpu, "speed": timing, "audit": table,
+    write_json_atomic(args.json, {"cpu": cpu, "speed": timing, "properties": props,
+                                  "audit": table,
                                   "settings": vars(args), "decisions": rows})
     print(f"wrote {args.json}")
 

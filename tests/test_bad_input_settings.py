@@ -127,6 +127,7 @@ def test_settings_that_depend_on_each_other_pass_together():
     ("scrofazero.search.c_uct=nan", "scrofazero.search.c_uct=nan: must be a finite number"),
     ("scrofazero.weighting.beta_post=inf", "scrofazero.weighting.beta_post=inf: must be a finite"),
     ("scrofazero.endgame.trick=14", "scrofazero.endgame.trick=14: must be less than or equal"),
+    ("scrofazero.endgame.shared=13", "scrofazero.endgame.shared=13: must be less than or equal"),
     ("scrofazero.endgame.table_bits=40",
      "scrofazero.endgame.table_bits=40: must be less than or equal to 26"),
     ("seed=-3", "seed=-3: must be greater than or equal to 0"),

@@ -8,24 +8,28 @@ per-trick means carry their standard errors; the speed part counts every timed d
 nodes.
 """
 
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from endgame_reference import reference_card_values
 from positions import random_position
 
 from scrofazero.agents.endgame import EndgameConfig
+from scrofazero.agents.mr_greed import MrGreed
 from scrofazero.agents.scrofazero_agent import ScrofaZeroAgent
 from scrofazero.games.gongzhu.deals import load_deals
+from scrofazero.games.gongzhu.rules import GongzhuState
 from scrofazero.nn.network import PolicyValueNet
 from scrofazero.sampling.iec import IECConfig
 from scrofazero.sampling.sampler import SamplingConfig
 from scrofazero.sampling.uniform import owners_to_hands
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from endgame import audit_decision, best_cards, by_trick, speed  # noqa: E402
+from endgame import audit_decision, best_cards, by_trick, properties, speed  # noqa: E402
 
 
 def test_best_cards_are_the_highest_and_never_unsearched():
@@ -74,3 +78,51 @@ def test_means_by_trick_and_the_speed_part():
     timing = speed(load_deals(limit=1), start=11, worlds=3)
     assert set(timing) <= {11, 12} and timing
     assert all(r["decisions"] >= 1 and r["nodes_mean"] > 0 for r in timing.values())
+
+
+def test_the_properties_against_brute_force_and_the_deal_count():
+    """Leaf correlation and bias of the last tricks equal what the brute-force minimax
+    (tests/helpers/endgame_reference.py) says of the same decisions of the same games; the
+    information sets start at the 39 unseen cards' 39! / 13!^3 deals and shrink."""
+    deals = load_deals(limit=2)
+    props = properties(deals, start=11)
+    correlated, favours = [], []
+    for i, deal in enumerate(deals):  # the same games: Mr. Greed everywhere, the same rng
+        state, rng, greed = GongzhuState(deal), np.random.default_rng(i), MrGreed()
+        while not state.is_terminal():
+            view = state.view(state.current_player)
+            if len(view.legal_actions()) > 1 and state.num_played >= 40:
+                values = reference_card_values(state)
+                correlated.append(len(set(values)) == 1)
+                favours.append(max(values) > 0)
+            state.apply(greed.act(view, rng))
+    late = [r for t, r in props.items() if t >= 11 and "choices" in r]
+    assert sum(r["choices"] for r in late) == len(correlated) > 0
+    assert sum(r["correlated"] * r["choices"] for r in late) == pytest.approx(sum(correlated))
+    assert sum(r["favours_mover"] * r["choices"] for r in late) == pytest.approx(sum(favours))
+    assert all("choices" not in r for t, r in props.items() if t < 11)
+    first_trick = math.log10(math.factorial(39) / math.factorial(13) ** 3)
+    sizes = [r["log10_size"] for r in props.values()]
+    assert sizes[0] < first_trick and sizes == sorted(sizes, reverse=True)
+    assert all(r["plays"] == 2 * 4 * 3 and 0 <= r["shrinks"] <= 1 for r in props.values())
+
+
+def test_the_gap_table_pairs_each_part_deal_by_deal():
+    """benchmarks/gap.py: each part is B - A per deal over the rows played; a part whose rows
+    were not both played is left out; rows of other deals are refused."""
+    from gap import PARTS, ROWS, table
+
+    assert {row for pair in PARTS.values() for row in pair} <= set(ROWS)
+    result = lambda values: {"values": values, "deals": len(values), "seed": 0,  # noqa: E731
+                             "wpg": float(np.mean(values)), "stderr": 1.0}
+    results = {"default": result([10.0, 20.0, 30.0]), "oracle": result([40.0, 20.0, 60.0]),
+               "mcts_to_the_end": result([10.0, 10.0, 10.0])}
+    gaps = table(results)
+    assert set(gaps) == {"seeing the cards", "search error, tricks 9-13"}
+    seeing = gaps["seeing the cards"]
+    assert seeing["rows"] == ["default", "oracle"] and seeing["diff"] == pytest.approx(20.0)
+    assert seeing["diff_stderr"] == pytest.approx(np.std([30, 0, 30], ddof=1) / np.sqrt(3))
+    assert gaps["search error, tricks 9-13"]["diff"] == pytest.approx(10.0)
+    results["oracle"] = result([1.0, 2.0])
+    with pytest.raises(ValueError, match="differ in deals"):
+        table(results)

@@ -31,6 +31,7 @@ from pydantic import Field
 from scrofazero.agents.greed_kernel import winner_pos
 from scrofazero.games.gongzhu.cards import BASE_VALUE, HEARTS, NUM_CARDS, SCORING_BIT, SCORING_CARDS
 from scrofazero.games.gongzhu.scoring import FINAL_SCORE
+from scrofazero.settings import choice
 
 FINAL = FINAL_SCORE.astype(np.int64)  # [65536] final pile scores
 BITS = np.array(SCORING_BIT, dtype=np.int64)  # [52] 16-bit scoring layout, 0 if not scoring
@@ -294,6 +295,13 @@ class EndgameConfig:
     # the most nodes one decision's worlds may take (about 3 million a second on one core of
     # the 2-core CPU); past it the decision is searched by MCTS as before the endgame's trick
     nodes: Annotated[int, Field(ge=1)] = 2_000_000
+    # the player's later decisions (cards with a choice) chosen once for all the worlds it
+    # cannot tell apart, the others playing by the behaviour network (agents/infoset.py); 0:
+    # each world's exact value as it is (PIMC)
+    shared: Annotated[int, Field(ge=0, le=12)] = 0
+    # the model of the other seats in those decisions: behaviour (the network at all three) |
+    # greed (Mr. Greed's own program at the opponents' seats: the ceiling against Mr. Greeds)
+    others: Annotated[str, choice("behaviour", "greed")] = "behaviour"
 
     def reaches(self, num_played: int) -> bool:
         """Whether a decision after `num_played` cards is searched exactly."""

@@ -21,9 +21,11 @@ import torch
 
 from scrofazero.agents.base import Explanation
 from scrofazero.agents.endgame import EndgameConfig, EndgameSolver
+from scrofazero.agents.infoset import InfosetSearch
 from scrofazero.agents.mr_greed import greed_models
 from scrofazero.games.gongzhu.batch import GongzhuRules, StateBatch
 from scrofazero.games.gongzhu.rules import InfoView
+from scrofazero.nn.behaviour import load_behaviour
 from scrofazero.nn.checkpoint import load_model
 from scrofazero.nn.evaluator import PRECISIONS, NetworkEvaluator
 from scrofazero.sampling.iec import IECConfig, combine, effective_sample_size, iec_log_weights
@@ -140,14 +142,24 @@ class ScrofaZeroAgent:
         self.last: Decision | None = None
         self._solver: EndgameSolver | None = None  # made at the first exact decision
         self._exact = False  # whether the last search_worlds was exact
+        self._infoset: InfosetSearch | None = None  # made at the first shared decision
 
-    def exact_values(self, view: InfoView, hands: np.ndarray,
-                     nodes: int | None = None) -> np.ndarray | None:
+    def exact_values(self, view: InfoView, hands: np.ndarray, nodes: int | None = None,
+                     weights: np.ndarray | None = None) -> np.ndarray | None:
         """[D, L] the exact value of each legal card (`view.legal_actions()` order) in each
         world (hands [D, 4]), from the mover's seat (agents/endgame.py); None past `nodes`
-        nodes (None: no limit)."""
+        nodes (None: no limit). With `endgame.shared` > 0 and the worlds' `weights` [D], the
+        value under the player's next `shared` decisions chosen once per information state
+        (agents/infoset.py)."""
         if self._solver is None:
             self._solver = EndgameSolver(self.endgame.table_bits)
+        if self.endgame.shared > 0 and weights is not None:
+            if self._infoset is None:
+                model = (self.sampler.behaviour.model if self.sampler.behaviour is not None
+                         else load_behaviour(self.sampling.behaviour))
+                self._infoset = InfosetSearch(self._solver, model, self.endgame.shared,
+                                              self.endgame.others)
+            return self._infoset.card_values(view, hands, weights, nodes)
         roots = StateBatch.from_view(view, hands)
         return self._solver.card_values(roots.hands, roots.piles, roots.trick, roots.trick_len,
                                         roots.leader, view.legal_actions(), nodes)
@@ -223,7 +235,7 @@ class ScrofaZeroAgent:
         hands = owners_to_hands(sample.owners)
         self._exact = False
         if self.endgame.reaches(len(view.history)):
-            exact = self.exact_values(view, hands, self.endgame.nodes)
+            exact = self.exact_values(view, hands, self.endgame.nodes, weights)
             if exact is not None:  # else past the node budget: MCTS
                 self._exact = True
                 return sample, weights, queries, exact
