@@ -2,6 +2,7 @@
 
     python benchmarks/endgame.py --json PATH [--deals 32] [--speed-deals 8] [--speed-from 8]
                                  [--exact-from 9] [--worlds 18] [--properties-from 9]
+                                 [--properties-deals 32] [--parts speed,properties,audit]
 
 Speed (one core): Mr. Greed plays the first --speed-deals standard deals at every seat; at each
 decision of seats 0 and 2 with a choice from trick --speed-from on, the solver values every
@@ -20,8 +21,8 @@ Greeds on the first --deals standard deals. At each searched decision, over its 
   MCTS choice differs from the weighted exact choice and what that costs on the exact values.
 
 Properties (item 1(b): Long, Sturtevant, Buro and Furtak's three measures of when PIMC loses
-little, read on Gongzhu's scores): Mr. Greed's games of the speed part, at every decision with a
-choice from trick --properties-from on, solved on the true deal:
+little, read on Gongzhu's scores): Mr. Greed's games at every seat, at every decision with a
+choice from trick --properties-from on, solved on the true deal (--properties-deals games):
 
 - leaf correlation: how often every legal card has the same exact value (the choice cannot
   matter; their "sibling leaves share one payoff", here over the position's whole subtree);
@@ -200,28 +201,22 @@ def by_trick(rows: list[dict]) -> dict:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", required=True, help="where to write the figures")
-    parser.add_argument("--deals", type=int, default=32, help="standard deals of the audit")
-    parser.add_argument("--speed-deals", type=int, default=8, help="deals of the speed part")
-    parser.add_argument("--speed-from", type=int, default=8, help="first trick timed")
-    parser.add_argument("--exact-from", type=int, default=9, help="first trick solved exactly")
-    parser.add_argument("--worlds", type=int, default=18, help="worlds per timed decision")
-    parser.add_argument("--properties-from", type=int, default=9,
-                        help="first trick whose decisions are solved for the properties")
-    args = parser.parse_args()
-    cpu = pin_one_core()
-    torch.set_num_threads(1)
-    timing = speed(load_deals(limit=args.speed_deals), args.speed_from, args.worlds)
+def report_speed(out: dict, args: argparse.Namespace) -> None:
+    timing = out["speed"] = speed(load_deals(limit=args.speed_deals), args.speed_from,
+                                  args.worlds)
     print(f"the solver on one core, {args.worlds} worlds per decision (Mr. Greed's games, "
           f"{args.speed_deals} deals):")
     for trick, r in timing.items():
         print(f"  trick {trick:2d}: {r['decisions']:3d} decisions, {r['ms_mean']:8.1f} ms mean "
               f"(p90 {r['ms_p90']:.1f}, max {r['ms_max']:.1f}), {r['nodes_mean']:10.0f} nodes, "
               f"{r['nodes_per_s'] / 1e6:.2f} M nodes/s")
-    props = properties(load_deals(limit=args.speed_deals), args.properties_from)
-    print("Long et al.'s properties (Mr. Greed's games, the true deal):")
+
+
+def report_properties(out: dict, args: argparse.Namespace) -> None:
+    props = out["properties"] = properties(load_deals(limit=args.properties_deals),
+                                           args.properties_from)
+    print(f"Long et al.'s properties ({args.properties_deals} of Mr. Greed's games, the true "
+          "deal):")
     print("  trick  choices  correlated  favours mover  draw | plays  shrinks  log10 size")
     for trick, r in props.items():
         line = f"  {trick:5d}  {r.get('choices', 0):7d}"
@@ -230,9 +225,12 @@ def main() -> None:
         else:
             line += " " * 33
         print(line + f" | {r['plays']:5d}  {r['shrinks']:7.3f}  {r['log10_size']:10.2f}")
+
+
+def report_audit(out: dict, args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    rows = audit(load_deals(limit=args.deals), args.exact_from)
-    table = by_trick(rows)
+    rows = out["decisions"] = audit(load_deals(limit=args.deals), args.exact_from)
+    table = out["audit"] = by_trick(rows)
     print(f"the MCTS player's decisions, {args.deals} deals against two Mr. Greeds "
           f"({time.perf_counter() - started:.0f} s):")
     print("  trick  decisions  disagree  spread | abs error  world miss  regret  "
@@ -243,9 +241,37 @@ def main() -> None:
             line += (f" | {r['abs_error']:9.1f}  {r['world_miss']:10.3f}  {r['world_regret']:6.1f}"
                      f"  {r['decision_differs']:7.3f}  {r['decision_loss']:4.1f}")
         print(line)
-    write_json_atomic(args.json, {"cpu": cpu, "speed": timing, "properties": props,
-                                  "audit": table,
-                                  "settings": vars(args), "decisions": rows})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", required=True, help="where to write the figures")
+    parser.add_argument("--deals", type=int, default=32, help="standard deals of the audit")
+    parser.add_argument("--speed-deals", type=int, default=8, help="deals of the speed part")
+    parser.add_argument("--speed-from", type=int, default=8, help="first trick timed")
+    parser.add_argument("--exact-from", type=int, default=9, help="first trick solved exactly")
+    parser.add_argument("--worlds", type=int, default=18, help="worlds per timed decision")
+    parser.add_argument("--properties-from", type=int, default=9,
+                        help="first trick whose decisions are solved for the properties")
+    parser.add_argument("--properties-deals", type=int, default=32,
+                        help="Mr. Greed's games of the properties part")
+    parser.add_argument("--parts", default="speed,properties,audit",
+                        help="which parts to run, comma-separated")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts or parts - {"speed", "properties", "audit"}:
+        parser.error(f"--parts {args.parts}: choose among speed, properties, audit")
+    out: dict = {"settings": vars(args)}
+    cpu = pin_one_core()
+    torch.set_num_threads(1)
+    out["cpu"] = cpu
+    if "speed" in parts:
+        report_speed(out, args)
+    if "properties" in parts:
+        report_properties(out, args)
+    if "audit" in parts:
+        report_audit(out, args)
+    write_json_atomic(args.json, out)
     print(f"wrote {args.json}")
 
 

@@ -11,10 +11,14 @@ part is B - A per deal with its standard error (benchmarks/paired.py):
   seeing the cards      the default, and the same player told the true deal (sampling oracle)
   search error 9-13     the endgame from trick 9 (the default), and MCTS to the end (trick=0)
   search error 8        the endgame from trick 8, and from trick 9
-  fusion (behaviour)    the player's next decision shared across the worlds it cannot tell
-                        apart, the others by the behaviour network (endgame.shared=1), and PIMC
-  fusion (Mr. Greed)    the same with Mr. Greed's own program at the opponents' seats (the
-                        ceiling against Mr. Greeds: endgame.others=greed)
+  strategy fusion       the player's next decision shared across the worlds it cannot tell
+                        apart, the others by the behaviour network (endgame.shared=1), and its
+                        twin with each world's own best next card (endgame.fused=true): the
+                        same lookahead and model, so the difference is what fusion costs
+  the others' model     that twin against PIMC: the others' plays until the player's next
+                        decision by the behaviour network instead of minimax
+  the ceiling's sharing the shared search with Mr. Greed's own program at the opponents' seats
+                        (endgame.others=greed: the ceiling against Mr. Greeds), and PIMC
   inference             the worlds weighed by Mr. Greed's own program (sampling posterior, the
                         exact posterior's ceiling), and by the behaviour network (the default)
 
@@ -44,6 +48,7 @@ ROWS = {
     "mcts_to_the_end": ["scrofazero.endgame.trick=0"],
     "endgame8": ["scrofazero.endgame.trick=8"],
     "shared1": ["scrofazero.endgame.shared=1"],
+    "shared1_fused": ["scrofazero.endgame.shared=1", "scrofazero.endgame.fused=true"],
     "shared1_greed": ["scrofazero.endgame.shared=1", "scrofazero.endgame.others=greed"],
     "posterior": ["scrofazero.sampling.method=posterior"],
 }
@@ -52,8 +57,9 @@ PARTS = {
     "seeing the cards": ("default", "oracle"),
     "search error, tricks 9-13": ("mcts_to_the_end", "default"),
     "search error, trick 8": ("default", "endgame8"),
-    "fusion, others by the behaviour network": ("default", "shared1"),
-    "fusion, opponents by Mr. Greed's program": ("default", "shared1_greed"),
+    "strategy fusion, the next decision": ("shared1_fused", "shared1"),
+    "the others by the behaviour network": ("default", "shared1_fused"),
+    "shared, opponents by Mr. Greed's program": ("default", "shared1_greed"),
     "inference": ("default", "posterior"),
 }
 

@@ -302,6 +302,9 @@ class EndgameConfig:
     # the model of the other seats in those decisions: behaviour (the network at all three) |
     # greed (Mr. Greed's own program at the opponents' seats: the ceiling against Mr. Greeds)
     others: Annotated[str, choice("behaviour", "greed")] = "behaviour"
+    # diagnostic: the same lookahead with each world's own best later cards (strategy fusion
+    # against the same model), to tell what sharing is worth from what the model is
+    fused: bool = False
 
     def reaches(self, num_played: int) -> bool:
         """Whether a decision after `num_played` cards is searched exactly."""

@@ -111,17 +111,20 @@ class InfosetSearch:
         opponents: OTHERS: `behaviour` (the network at all three other seats) or `greed` (Mr.
             Greed's own program at the two opponents' seats, each call on its own seeded
             draws, the partner by the network: the ceiling against Mr. Greeds).
+        fused: the diagnostic twin: the same lookahead and model, but each world's own best
+            later cards (PIMC's strategy fusion against the model); against the shared search
+            it isolates what sharing the decisions is worth from what the model is.
     """
 
     def __init__(self, solver: EndgameSolver, model: BehaviourModel, depth: int,
-                 opponents: str = "behaviour"):
+                 opponents: str = "behaviour", fused: bool = False):
         if depth < 0:
             raise ValueError(f"depth={depth}: choose 0 or more")
         if opponents not in OTHERS:
             raise ValueError(f"opponents={opponents!r}: choose one of {', '.join(OTHERS)}")
-        self.solver, self.model, self.depth = solver, model, depth
+        self.solver, self.model, self.depth, self.fused = solver, model, depth, fused
         self.greed = MrGreed() if opponents == "greed" else None
-        self._first_leader = self._me = 0
+        self._first_leader = self._seat = 0  # of the decision being searched
         self.model_calls = 0  # the behaviour network's batched forwards, over the player's life
         self._weights = np.zeros(0)
         self._stop: int | None = None
@@ -138,7 +141,7 @@ class InfosetSearch:
                       len(view.trick), view.leader, view.history, view.voids)
         self._weights = np.asarray(weights, dtype=np.float64)
         self._first_leader = view.first_leader
-        self._me = view.seat
+        self._seat = view.seat
         self._stop = self.solver.nodes + nodes if nodes is not None else None
         try:
             return self._decide(root, self.depth)
@@ -160,38 +163,42 @@ class InfosetSearch:
         out = np.empty((len(group.rows), len(legal)))
         later = depth - 1 if len(legal) > 1 else depth  # a forced card is no decision
         for j, card in enumerate(legal):
-            out[:, j] = self._advance(group.after(card), later, group.mover)
+            out[:, j] = self._advance(group.after(card), later)
         return out
 
-    def _advance(self, group: _Group, depth: int, me: int) -> np.ndarray:
-        """[G] each world's value, from seat `me`, of the position `group` with the player's
-        plan: the others play by the model until `me` moves again, then its shared choice."""
+    def _advance(self, group: _Group, depth: int) -> np.ndarray:
+        """[G] each world's value, from the player's seat, of the position `group` under its
+        plan: the others play by the model until the player moves again, then its shared
+        choice."""
         if group.tl == 0 and not group.hands.any():  # the hand is over
             value = float(final_value(group.piles))
-            return np.full(len(group.rows), value if me % 2 == 0 else -value)
-        if group.mover == me:
+            return np.full(len(group.rows), value if self._seat % 2 == 0 else -value)
+        if group.mover == self._seat:
             values = self._decide(group, depth)  # [G, L]
             if values.shape[1] == 1:
                 return values[:, 0]
+            if self.fused:  # each world its own best card
+                return values.max(axis=1)
             mean = self._weights[group.rows] @ values  # ties: the lowest card, as the player
             return values[:, int(np.argmax(mean))]
         cards = self._model_cards(group)
         out = np.empty(len(group.rows))
         for card in np.unique(cards):
             keep = cards == card
-            out[keep] = self._advance(group.after(int(card), keep), depth, me)
+            out[keep] = self._advance(group.after(int(card), keep), depth)
         return out
 
     @torch.inference_mode()
     def _model_cards(self, group: _Group) -> np.ndarray:
-        """[G] the card the mover plays in each world: its only legal card, else the behaviour
-        network's most likely one."""
+        """[G] the card the mover plays in each world: its only legal card, else Mr. Greed's
+        program's (an opponent, with `opponents=greed`), else the behaviour network's most
+        likely one."""
         legal = group.legal()
         bools = _bools(legal)  # [G, 52]
         if (bools.sum(axis=1) == 1).all():
             return bools.argmax(axis=1)
         seat = group.mover
-        if self.greed is not None and seat % 2 != self._me % 2:
+        if self.greed is not None and seat % 2 != self._seat % 2:
             n = len(group.history)
             return np.array([self.greed.act(group.view(seat, r, self._first_leader),
                                             np.random.default_rng([n, seat, int(row)]))

@@ -89,7 +89,9 @@ class Decision:
     scores: np.ndarray  # [L] weighted root Q of the legal cards
     belief: np.ndarray | None = None  # [52, 4] the card-location network's belief, if one was asked
     values: np.ndarray | None = None  # [D, L] each searched deal's value of each legal card
-    exact: bool = False  # whether `values` are the endgame's exact values (else MCTS's)
+    # whether `values` are the endgame's exact values (PIMC's, or under the shared plan of
+    # endgame.shared, agents/infoset.py), else MCTS's
+    exact: bool = False
 
 
 class ScrofaZeroAgent:
@@ -158,7 +160,7 @@ class ScrofaZeroAgent:
                 model = (self.sampler.behaviour.model if self.sampler.behaviour is not None
                          else load_behaviour(self.sampling.behaviour))
                 self._infoset = InfosetSearch(self._solver, model, self.endgame.shared,
-                                              self.endgame.others)
+                                              self.endgame.others, self.endgame.fused)
             return self._infoset.card_values(view, hands, weights, nodes)
         roots = StateBatch.from_view(view, hands)
         return self._solver.card_values(roots.hands, roots.piles, roots.trick, roots.trick_len,

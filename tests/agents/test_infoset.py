@@ -83,6 +83,9 @@ def test_the_shared_plan_is_the_best_one_card_per_information_state(seed, cards_
     best = brute_force(model, worlds, weights)
     np.testing.assert_allclose(weights @ values, best, atol=1e-9)
     assert search.model_calls > 0
+    twin = InfosetSearch(EndgameSolver(12), model, depth=12, fused=True)
+    np.testing.assert_allclose(weights @ twin.card_values(view, hands, weights),
+                               fused(model, worlds, weights), atol=1e-9)
     if binds:  # where the player could tell the worlds apart, fusion would promise more
         assert (fused(model, worlds, weights) > best + 1e-6).any()
 
